@@ -1,0 +1,87 @@
+"""The ``clinex`` command line: ``clinex <task> <verb>``.
+
+Thin by design: each task module owns its sub-app (``clinex.pv.cli``,
+``clinex.rob.cli``, ``clinex.cohort.cli``, ``clinex.datasets``); this module only
+mounts them and turns :class:`~clinex.errors.ClinexError` into ``[CODE] message``
+on stderr with exit status 2. Tracebacks never show local variables, since they
+may hold patient text (typer's ``pretty_exceptions_show_locals=False``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+
+from clinex.errors import ClinexError
+
+app = typer.Typer(
+    name="clinex",
+    help="Clinical and biomedical text to structured, checkable evidence.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+)
+
+# (command name, module, attribute, help); modules import heavy libraries lazily.
+_SUBAPPS = [
+    ("pv", "clinex.pv.cli", "app", "Pharmacovigilance events (PHEE): extract, train, evaluate."),
+    ("rob", "clinex.rob.cli", "app", "Risk-of-bias evidence (RoB 2): assess, train, evaluate, iaa."),
+    ("cohort", "clinex.cohort.cli", "app", "Cohort selection (n2c2 2018): screen, evaluate, compare."),
+    ("data", "clinex.datasets", "app", "Named corpora: list, download."),
+]
+
+for _name, _module, _attr, _help in _SUBAPPS:
+    try:
+        _sub = getattr(importlib.import_module(_module), _attr)
+    except ModuleNotFoundError as exc:  # a task package still under construction
+        if exc.name is not None and exc.name.startswith("clinex"):
+            continue
+        raise
+    app.add_typer(_sub, name=_name, help=_help)
+
+
+@app.command("serve")
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
+    port: int = typer.Option(8000, help="TCP port."),
+) -> None:
+    """Run the web app (FastAPI) on HOST:PORT."""
+    import uvicorn
+
+    from clinex.web.app import create_app
+
+    uvicorn.run(create_app(), host=host, port=port)
+
+
+@app.command("version")
+def version() -> None:
+    """Print the clinex version."""
+    from clinex import __version__
+
+    typer.echo(__version__)
+
+
+def main() -> None:
+    """Entry point: run the app, mapping ClinexError to exit status 2."""
+    try:
+        app(standalone_mode=False)
+    except ClinexError as exc:
+        typer.echo(str(exc), err=True)
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("Aborted.", err=True)
+        sys.exit(1)
+    except Exception as exc:  # click usage errors
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

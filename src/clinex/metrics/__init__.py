@@ -1,0 +1,1 @@
+"""Metrics, one module per paper's metric."""

@@ -1,0 +1,152 @@
+"""Result types of the pharmacovigilance task.
+
+The structure follows the PHEE annotation scheme (Sun et al., EMNLP 2022,
+appendix A): an event has a type (``Adverse_event`` = ADE, ``Potential_therapeutic_event``
+= PTE), a trigger, main arguments (Subject, Treatment, Effect), each main argument
+holds its sub-arguments (Subject.Age, Treatment.Drug, ...), a Treatment may hold
+Combination sub-events listing their drugs, and the event carries attributes
+(Speculated, Negated, Severity) with the cue that signals them.
+
+All offsets are characters into the sentence text, half-open.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from clinex.text import Span
+
+__all__ = ["Argument", "Attribute", "Combination", "Event", "SentenceEvents"]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class Argument(BaseModel):
+    """A main argument or sub-argument.
+
+    Attributes
+    ----------
+    role : str
+        ``Subject`` / ``Treatment`` / ``Effect`` for main arguments; for sub-arguments
+        the PHEE key (``Age``, ``Gender``, ``Population``, ``Race``, ``Disorder``,
+        ``Drug``, ``Dosage``, ``Freq``, ``Route``, ``Time_elapsed``, ``Duration``).
+    span : Span
+        The argument's text, possibly discontinuous.
+    entity_id : str or None
+        The annotation id it came from (brat ``T12``), when read from a corpus.
+    """
+
+    model_config = _FROZEN
+
+    role: str
+    span: Span
+    entity_id: str | None = None
+
+
+class Combination(BaseModel):
+    """A Combination sub-event of a Treatment: drugs given together.
+
+    Attributes
+    ----------
+    trigger : Span or None
+        The word that signals the combination (``"and"``, ``"combined"``).
+    drugs : tuple of Argument
+        The combined drugs (role ``Drug``).
+    event_id : str or None
+        Annotation id (brat ``E2``) when read from a corpus.
+    """
+
+    model_config = _FROZEN
+
+    trigger: Span | None = None
+    drugs: tuple[Argument, ...] = ()
+    event_id: str | None = None
+    trigger_id: str | None = None
+
+
+class Attribute(BaseModel):
+    """An event attribute with its cue.
+
+    Attributes
+    ----------
+    name : {"Speculated", "Negated", "Severity"}
+        Attribute name as in PHEE.
+    value : bool or str
+        ``True`` for Speculated/Negated; ``"High"`` or ``"Low"`` for Severity.
+    cue : Span or None
+        The cue text (``"may"``, ``"not"``, ``"severe"``).
+    entity_id : str or None
+        Annotation id of the cue.
+    """
+
+    model_config = _FROZEN
+
+    name: str
+    value: bool | str
+    cue: Span | None = None
+    entity_id: str | None = None
+
+
+class Event(BaseModel):
+    """One ADE or PTE event.
+
+    Attributes
+    ----------
+    event_type : {"Adverse_event", "Potential_therapeutic_event"}
+    trigger : Span
+        The trigger word(s).
+    arguments : tuple of Argument
+        Main arguments (``Subject``, ``Treatment``, ``Effect``); a role may repeat.
+    sub_arguments : dict[str, tuple of Argument]
+        Keyed by main role (``"Subject"``, ``"Treatment"``); each holds the
+        sub-arguments annotated under it.
+    combinations : tuple of Combination
+        Combination sub-events of the Treatment.
+    attributes : tuple of Attribute
+    event_id, trigger_id : str or None
+        Annotation ids when read from a corpus.
+    score : float or None
+        Model confidence of the trigger in [0, 1].
+    source : str or None
+        Model name and version, or ``"gold"``.
+    """
+
+    model_config = _FROZEN
+
+    event_type: str
+    trigger: Span
+    arguments: tuple[Argument, ...] = ()
+    sub_arguments: dict[str, tuple[Argument, ...]] = Field(default_factory=dict)
+    combinations: tuple[Combination, ...] = ()
+    attributes: tuple[Attribute, ...] = ()
+    event_id: str | None = None
+    trigger_id: str | None = None
+    score: float | None = None
+    source: str | None = None
+
+    def main(self, role: str) -> tuple[Argument, ...]:
+        """Main arguments with ``role`` (may be empty)."""
+        return tuple(a for a in self.arguments if a.role == role)
+
+    def attribute(self, name: str) -> Attribute | None:
+        """The attribute called ``name``, or None."""
+        return next((a for a in self.attributes if a.name == name), None)
+
+
+class SentenceEvents(BaseModel):
+    """A sentence with its events: the unit of PHEE files and of the scorer.
+
+    Attributes
+    ----------
+    id : str
+        Sentence id (PHEE: ``PMID_n``).
+    text : str
+        The sentence (PHEE ``context``).
+    events : tuple of Event
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    text: str
+    events: tuple[Event, ...] = ()

@@ -1,0 +1,1 @@
+"""Packaged data files: rules, lexicons, criteria, models."""

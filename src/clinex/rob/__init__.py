@@ -1,0 +1,1 @@
+"""Risk-of-bias evidence (Cochrane RoB 2, RoBuster scheme)."""
