@@ -1,0 +1,493 @@
+"""Batch runs over many documents on Dask, with resumable part files and Parquet output.
+
+A run splits its input items into partitions of ``partition_size`` items. Each
+partition is processed by one Dask task (a bag element) that writes
+``parts/part-NNNNN.parquet`` atomically (write to a temporary name, then rename) and
+returns its item errors. A re-run of the same command on the same output folder
+skips partitions whose part file already exists, so an interrupted MEDLINE-sized run
+resumes where it stopped. When all partitions are done the parts are merged into
+``results.parquet`` with DuckDB and ``manifest.json`` records the inputs, the
+settings, the counts and every item that failed (also in ``errors.jsonl``).
+
+One bad item (an unreadable file, a malformed JSON line, an input the task rejects)
+is reported in the manifest and skipped; it never stops the other items.
+
+The tasks (:data:`TASKS`) turn one input path into items and a list of items into
+result rows:
+
+- ``pv``: ``.jsonl`` files (``id`` and ``text`` per line) or plain ``.txt`` files
+  (one item per sentence); one row per sentence with its events as PHEE JSON.
+- ``cohort``: n2c2 XML files or folders of them; one row per patient and criterion.
+- ``rob``: trial files (PDF, text, XML); one row per trial and signalling question.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clinex.errors import ClinexError, InputError
+
+__all__ = ["BatchTask", "BatchSummary", "Item", "ItemError", "TASKS", "run_batch", "read_results"]
+
+
+@dataclass(frozen=True)
+class Item:
+    """One unit of work: an id and the payload the task's ``process`` understands."""
+
+    id: str
+    payload: Any
+
+
+@dataclass(frozen=True)
+class ItemError:
+    """An input that could not be processed: where it is and why (no note text)."""
+
+    id: str
+    message: str
+
+
+@dataclass(frozen=True)
+class BatchTask:
+    """How a task takes part in batch mode.
+
+    Attributes
+    ----------
+    name : str
+        Task name (``"pv"``, ``"cohort"``, ``"rob"``).
+    columns : dict[str, str]
+        Result columns and their DuckDB types, in order.
+    expand : callable
+        ``expand(path) -> iterator of Item | ItemError``: items of one input path.
+    process : callable
+        ``process(items) -> (rows, errors)``: rows are dicts with exactly ``columns``.
+    """
+
+    name: str
+    columns: dict[str, str]
+    expand: Callable[[Path], Iterator[Item | ItemError]]
+    process: Callable[[Sequence[Item]], tuple[list[dict[str, Any]], list[ItemError]]]
+
+
+@dataclass
+class BatchSummary:
+    """What a batch run did.
+
+    Attributes
+    ----------
+    out_dir : Path
+    n_items : int
+        Items found in the inputs (bad lines of an input count as errors, not items).
+    n_rows : int
+        Rows in ``results.parquet``.
+    n_parts, n_parts_skipped : int
+        Partitions in the run, and those found done from an earlier run.
+    errors : list of ItemError
+    """
+
+    out_dir: Path
+    n_items: int = 0
+    n_rows: int = 0
+    n_parts: int = 0
+    n_parts_skipped: int = 0
+    errors: list[ItemError] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
+    from clinex.io.textfile import read_text
+
+    if path.suffix == ".jsonl":
+        text = read_text(path)
+        for line_no, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+                if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
+                    raise ValueError("needs an object with a string 'text'")
+                yield Item(str(obj.get("id", f"{path.stem}:{line_no}")), obj["text"])
+            except ValueError as exc:
+                yield ItemError(f"{path}:{line_no}", f"malformed JSON line ({exc})")
+    else:
+        from clinex.text import split_sentences
+
+        text = read_text(path)
+        for i, sent in enumerate(split_sentences(text), start=1):
+            yield Item(f"{path.stem}_{i}", sent.text)
+
+
+def _pv_process(items: Sequence[Item]) -> tuple[list[dict[str, Any]], list[ItemError]]:
+    from clinex.io.phee_json import to_phee_dict
+    from clinex.pv.models import load_model
+    from clinex.pv.types import SentenceEvents
+
+    model = _cached("pv", lambda: load_model(os.environ.get("CLINEX_PV_MODEL", "auto")))
+    texts = [it.payload for it in items]
+    rows, errors = [], []
+    try:
+        predicted = model.predict(texts)
+    except ClinexError as exc:  # fall back to one by one to isolate the bad item
+        predicted = []
+        for it in items:
+            try:
+                predicted.append(model.predict([it.payload])[0])
+            except ClinexError as exc_one:
+                errors.append(ItemError(it.id, str(exc_one)))
+                predicted.append(None)
+        del exc
+    for it, events in zip(items, predicted):
+        if events is None:
+            continue
+        record = to_phee_dict(SentenceEvents(id=it.id, text=it.payload, events=tuple(events)))
+        rows.append(
+            {
+                "id": it.id,
+                "text": it.payload,
+                "n_events": len(events),
+                "n_adverse": sum(e.event_type == "Adverse_event" for e in events),
+                "phee_json": json.dumps(record, ensure_ascii=False),
+            }
+        )
+    return rows, errors
+
+
+def _files(path: Path, suffixes: tuple[str, ...]) -> Iterator[Path]:
+    if path.is_dir():
+        yield from sorted(p for p in path.iterdir() if p.suffix.lower() in suffixes)
+    else:
+        yield path
+
+
+def _cohort_expand(path: Path) -> Iterator[Item | ItemError]:
+    for p in _files(path, (".xml",)):
+        yield Item(p.stem, str(p))
+
+
+def _cohort_process(items: Sequence[Item]) -> tuple[list[dict[str, Any]], list[ItemError]]:
+    from clinex.cohort import screen
+    from clinex.io.n2c2_xml import read_patient
+
+    rows, errors = [], []
+    for it in items:
+        try:
+            patient = read_patient(it.payload)
+            decisions = screen(patient)
+        except ClinexError as exc:
+            errors.append(ItemError(it.payload, str(exc)))
+            continue
+        for name, dec in decisions.items():
+            rows.append(
+                {
+                    "patient": patient.id,
+                    "criterion": name,
+                    "label": dec.label,
+                    "score": float(dec.score),
+                    "evidence_json": json.dumps(
+                        [e.model_dump(mode="json") for e in dec.evidence], ensure_ascii=False
+                    ),
+                }
+            )
+    return rows, errors
+
+
+def _rob_expand(path: Path) -> Iterator[Item | ItemError]:
+    for p in _files(path, (".pdf", ".txt", ".xml", ".html")):
+        yield Item(p.stem, str(p))
+
+
+def _rob_process(items: Sequence[Item]) -> tuple[list[dict[str, Any]], list[ItemError]]:
+    from clinex.rob.assess import assess_path
+
+    rows, errors = [], []
+    for it in items:
+        try:
+            result = assess_path(it.payload)
+        except ClinexError as exc:
+            errors.append(ItemError(it.payload, str(exc)))
+            continue
+        for dom in result.domains:
+            for ans in dom.answers:
+                rows.append(
+                    {
+                        "document": result.document_id,
+                        "domain": dom.domain,
+                        "domain_risk": dom.risk,
+                        "overall": result.overall,
+                        "sq": ans.sq,
+                        "response": ans.response,
+                        "judgement": ans.judgement,
+                        "confidence": float(ans.confidence),
+                        "evidence_json": json.dumps(
+                            [e.model_dump(mode="json") for e in ans.evidence], ensure_ascii=False
+                        ),
+                    }
+                )
+    return rows, errors
+
+
+TASKS: dict[str, BatchTask] = {
+    "pv": BatchTask(
+        "pv",
+        {"id": "VARCHAR", "text": "VARCHAR", "n_events": "INTEGER", "n_adverse": "INTEGER",
+         "phee_json": "VARCHAR"},
+        _pv_expand,
+        _pv_process,
+    ),
+    "cohort": BatchTask(
+        "cohort",
+        {"patient": "VARCHAR", "criterion": "VARCHAR", "label": "VARCHAR", "score": "DOUBLE",
+         "evidence_json": "VARCHAR"},
+        _cohort_expand,
+        _cohort_process,
+    ),
+    "rob": BatchTask(
+        "rob",
+        {"document": "VARCHAR", "domain": "VARCHAR", "domain_risk": "VARCHAR", "overall": "VARCHAR",
+         "sq": "VARCHAR", "response": "VARCHAR", "judgement": "VARCHAR", "confidence": "DOUBLE",
+         "evidence_json": "VARCHAR"},
+        _rob_expand,
+        _rob_process,
+    ),
+}
+
+_CACHE: dict[str, Any] = {}
+
+
+def _cached(key: str, make: Callable[[], Any]) -> Any:
+    """One model per worker process, built on first use."""
+    if key not in _CACHE:
+        _CACHE[key] = make()
+    return _CACHE[key]
+
+
+# --------------------------------------------------------------------------- engine
+
+
+def _write_parquet(rows: list[dict[str, Any]], columns: dict[str, str], path: Path) -> None:
+    import duckdb
+
+    tmp = path.with_name(path.name + ".tmp")
+    con = duckdb.connect()
+    try:
+        cols = ", ".join(f'"{c}" {t}' for c, t in columns.items())
+        con.execute(f"CREATE TABLE t ({cols})")
+        if rows:
+            marks = ", ".join("?" for _ in columns)
+            con.executemany(f"INSERT INTO t VALUES ({marks})", [[r[c] for c in columns] for r in rows])
+        con.execute(f"COPY t TO '{_sql_path(tmp)}' (FORMAT PARQUET)")
+    finally:
+        con.close()
+    os.replace(tmp, path)
+
+
+def _sql_path(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
+def _run_partition(args: tuple[str, int, list[Item], str]) -> dict[str, Any]:
+    task_name, index, items, out_dir = args
+    task = TASKS[task_name]
+    part = Path(out_dir) / "parts" / f"part-{index:05d}.parquet"
+    rows, errors = task.process(items)
+    _write_parquet(rows, task.columns, part)
+    err_path = part.with_suffix(".errors.json")
+    err_path.write_text(json.dumps([e.__dict__ for e in errors]), encoding="utf-8")
+    return {"index": index, "rows": len(rows), "errors": [e.__dict__ for e in errors]}
+
+
+def _fingerprint(task: str, inputs: Sequence[Path], partition_size: int) -> str:
+    h = hashlib.sha256(f"{task}|{partition_size}".encode())
+    for p in inputs:
+        h.update(str(p.resolve()).encode())
+        h.update(str(p.stat().st_size if p.is_file() else 0).encode())
+    return h.hexdigest()[:16]
+
+
+def run_batch(
+    task: str,
+    inputs: Iterable[str | Path],
+    out_dir: str | Path,
+    *,
+    partition_size: int = 256,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> BatchSummary:
+    """Run ``task`` over ``inputs`` and write Parquet results into ``out_dir``.
+
+    Parameters
+    ----------
+    task : {"pv", "cohort", "rob"}
+    inputs : iterable of path
+        Files (or folders, for cohort and rob).
+    out_dir : path
+        Created if missing. An existing folder must be empty or hold a manifest of
+        the same run (same task, inputs and partition size), which is resumed.
+    partition_size : int, default 256
+        Items per partition (one Dask task, one part file).
+    workers : int, default 1
+        Dask workers; with 1 the run is synchronous in this process.
+    scheduler : {"sync", "threads", "processes"} or None
+        Dask scheduler; default "sync" for one worker, else "processes".
+    progress : callable, optional
+        Called as ``progress(done_partitions, total_partitions)``.
+
+    Returns
+    -------
+    BatchSummary
+
+    Raises
+    ------
+    SchemaError
+        Unknown task (the message lists the valid ones).
+    InputError
+        An input path does not exist, or ``out_dir`` holds other files or another run.
+    """
+    import dask
+    import dask.bag as db
+
+    from clinex.errors import SchemaError
+
+    if task not in TASKS:
+        raise SchemaError(f"unknown batch task '{task}'; valid: {', '.join(TASKS)}")
+    if partition_size < 1:
+        raise InputError("partition_size must be >= 1", field="partition_size")
+    paths = [Path(p) for p in inputs]
+    for p in paths:
+        if not p.exists():
+            raise InputError("input does not exist", path=p)
+    out = Path(out_dir)
+    fingerprint = _fingerprint(task, paths, partition_size)
+    manifest_path = out / "manifest.json"
+    if out.exists() and any(out.iterdir()):
+        if not manifest_path.is_file():
+            raise InputError("output folder is not empty and holds no clinex manifest", path=out)
+        old = json.loads(manifest_path.read_text(encoding="utf-8"))
+        if old.get("fingerprint") != fingerprint:
+            raise InputError(
+                "output folder holds a different batch run (other task, inputs or partition size)",
+                path=out,
+            )
+    (out / "parts").mkdir(parents=True, exist_ok=True)
+
+    summary = BatchSummary(out_dir=out)
+    spec = TASKS[task]
+    items: list[Item] = []
+    for p in paths:
+        try:
+            for it in spec.expand(p):
+                if isinstance(it, ItemError):
+                    summary.errors.append(it)
+                else:
+                    items.append(it)
+        except ClinexError as exc:
+            summary.errors.append(ItemError(str(p), str(exc)))
+    summary.n_items = len(items)
+    chunks = [items[i : i + partition_size] for i in range(0, len(items), partition_size)]
+    summary.n_parts = len(chunks)
+    manifest: dict[str, Any] = {
+        "task": task,
+        "fingerprint": fingerprint,
+        "inputs": [str(p) for p in paths],
+        "partition_size": partition_size,
+        "n_items": len(items),
+        "n_parts": len(chunks),
+        "status": "running",
+    }
+    manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+
+    todo = []
+    for i, chunk in enumerate(chunks):
+        part = out / "parts" / f"part-{i:05d}.parquet"
+        if part.is_file():
+            summary.n_parts_skipped += 1
+            errs = part.with_suffix(".errors.json")
+            if errs.is_file():
+                summary.errors.extend(ItemError(**e) for e in json.loads(errs.read_text("utf-8")))
+        else:
+            todo.append((task, i, chunk, str(out)))
+    done = summary.n_parts_skipped
+    if progress:
+        progress(done, len(chunks))
+    if todo:
+        sched = scheduler or ("sync" if workers <= 1 else "processes")
+        # Submit in waves of `workers` partitions so progress can be reported.
+        wave = max(1, workers)
+        for start in range(0, len(todo), wave):
+            batch = todo[start : start + wave]
+            bag = db.from_sequence(batch, npartitions=len(batch)).map(_run_partition)
+            with dask.config.set(scheduler=sched, num_workers=workers):
+                results = bag.compute()
+            for res in results:
+                summary.errors.extend(ItemError(**e) for e in res["errors"])
+            done += len(batch)
+            if progress:
+                progress(done, len(chunks))
+
+    import duckdb
+
+    results_path = out / "results.parquet"
+    con = duckdb.connect()
+    try:
+        if chunks:
+            glob = _sql_path(out / "parts" / "part-*.parquet")
+            con.execute(
+                f"COPY (SELECT * FROM read_parquet('{glob}')) "
+                f"TO '{_sql_path(results_path.with_suffix('.tmp'))}' (FORMAT PARQUET)"
+            )
+            os.replace(results_path.with_suffix(".tmp"), results_path)
+        else:
+            _write_parquet([], spec.columns, results_path)
+        summary.n_rows = con.execute(
+            f"SELECT count(*) FROM read_parquet('{_sql_path(results_path)}')"
+        ).fetchone()[0]
+    finally:
+        con.close()
+    with (out / "errors.jsonl").open("w", encoding="utf-8") as fh:
+        for e in summary.errors:
+            fh.write(json.dumps(e.__dict__, ensure_ascii=False) + "\n")
+    manifest.update(status="done", n_rows=summary.n_rows, n_errors=len(summary.errors),
+                    errors=[e.__dict__ for e in summary.errors])
+    manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return summary
+
+
+def read_results(out_dir: str | Path, sql: str | None = None) -> list[tuple[Any, ...]]:
+    """Query a batch run's ``results.parquet`` with DuckDB.
+
+    Parameters
+    ----------
+    out_dir : path
+        A folder written by :func:`run_batch`.
+    sql : str, optional
+        A query over the view ``results``; default ``SELECT * FROM results``.
+
+    Returns
+    -------
+    list of tuple
+        The rows.
+
+    Raises
+    ------
+    InputError
+        If the folder holds no ``results.parquet``.
+    """
+    import duckdb
+
+    path = Path(out_dir) / "results.parquet"
+    if not path.is_file():
+        raise InputError("no results.parquet (run `clinex batch` first)", path=out_dir)
+    con = duckdb.connect()
+    try:
+        con.execute(f"CREATE VIEW results AS SELECT * FROM read_parquet('{_sql_path(path)}')")
+        return con.execute(sql or "SELECT * FROM results").fetchall()
+    finally:
+        con.close()
