@@ -1,0 +1,1 @@
+"""The clinex web app (FastAPI): ``clinex serve``."""

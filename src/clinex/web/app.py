@@ -1,0 +1,128 @@
+"""FastAPI app serving the three tasks and one static page.
+
+Endpoints (JSON in, JSON out; the OpenAPI schema is at ``/openapi.json``):
+
+- ``GET /`` — the single-page UI (``static/index.html``).
+- ``GET /api/health`` — ``{"status": "ok", "version": ...}``.
+- ``POST /api/pv/extract`` — body ``{"text": str, "model": "auto"}``; returns the
+  sentences found in the text with their events in the PHEE JSON schema
+  (character offsets into each sentence).
+- ``POST /api/cohort/screen?filename=NAME.xml`` — body: the bytes of one n2c2 XML
+  patient file; returns ``{criterion: Decision}``.
+- ``POST /api/rob/assess?filename=NAME.pdf`` — body: the bytes of one trial
+  (PDF, text, JATS XML); returns the :class:`~clinex.rob.types.TrialAssessment`.
+
+A :class:`~clinex.errors.ClinexError` becomes HTTP 422 with ``{"code", "message"}``;
+uploaded bytes are written to a private temporary folder that is removed afterwards.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse
+from pydantic import BaseModel, Field
+
+from clinex import __version__
+from clinex.errors import ClinexError, InputError
+
+__all__ = ["create_app"]
+
+_MAX_UPLOAD = 50 * 1024 * 1024  # bytes; a 300-page PDF is well below this
+
+
+class PVRequest(BaseModel):
+    """Body of ``POST /api/pv/extract``: text to split into sentences, and the model name."""
+
+    text: str = Field(max_length=1_000_000)
+    model: str = "auto"
+
+
+def _safe_name(filename: str) -> str:
+    name = Path(filename).name
+    if not name or name in {".", ".."}:
+        raise InputError("filename must name a file", field="filename")
+    return name
+
+
+async def _upload(request: Request, filename: str) -> Path:
+    body = await request.body()
+    if len(body) > _MAX_UPLOAD:
+        raise InputError(f"upload larger than {_MAX_UPLOAD // (1024 * 1024)} MB", field="body")
+    folder = Path(tempfile.mkdtemp(prefix="clinex-web-"))
+    path = folder / _safe_name(filename)
+    path.write_bytes(body)
+    return path
+
+
+def _cleanup(path: Path) -> None:
+    for p in path.parent.iterdir():
+        p.unlink()
+    path.parent.rmdir()
+
+
+def create_app() -> FastAPI:
+    """Build the FastAPI application (models load lazily on first request).
+
+    Returns
+    -------
+    fastapi.FastAPI
+    """
+    app = FastAPI(title="clinex", version=__version__)
+
+    @app.exception_handler(ClinexError)
+    async def _clinex_error(_: Request, exc: ClinexError) -> JSONResponse:
+        return JSONResponse(status_code=422, content={"code": exc.code, "message": str(exc)})
+
+    @app.get("/", response_class=HTMLResponse)
+    def index() -> str:
+        return resources.files("clinex.web").joinpath("static/index.html").read_text("utf-8")
+
+    @app.get("/api/health")
+    def health() -> dict[str, str]:
+        return {"status": "ok", "version": __version__}
+
+    @app.post("/api/pv/extract")
+    def pv_extract(req: PVRequest) -> dict[str, Any]:
+        from clinex.io.phee_json import to_phee_dict
+        from clinex.pv.models import load_model
+        from clinex.pv.types import SentenceEvents
+        from clinex.text import split_sentences
+
+        sentences = [s.text for s in split_sentences(req.text)]
+        model = load_model(req.model)
+        predicted = model.predict(sentences) if sentences else []
+        out = [
+            to_phee_dict(SentenceEvents(id=f"s{i}", text=t, events=tuple(ev)))
+            for i, (t, ev) in enumerate(zip(sentences, predicted), start=1)
+        ]
+        return {"model": getattr(model, "name", req.model), "sentences": out}
+
+    @app.post("/api/cohort/screen")
+    async def cohort_screen(request: Request, filename: str = Query(...)) -> dict[str, Any]:
+        from clinex.cohort import screen
+        from clinex.io.n2c2_xml import read_patient
+
+        path = await _upload(request, filename)
+        try:
+            decisions = screen(read_patient(path))
+        finally:
+            _cleanup(path)
+        return {name: d.model_dump(mode="json") for name, d in decisions.items()}
+
+    @app.post("/api/rob/assess")
+    async def rob_assess(request: Request, filename: str = Query(...)) -> dict[str, Any]:
+        from clinex.rob.assess import assess_path
+
+        path = await _upload(request, filename)
+        try:
+            result = assess_path(path)
+        finally:
+            _cleanup(path)
+        return result.model_dump(mode="json")
+
+    return app
