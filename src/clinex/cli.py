@@ -54,6 +54,42 @@ def serve(
     uvicorn.run(create_app(), host=host, port=port)
 
 
+@app.command("batch")
+def batch(
+    task: str = typer.Argument(..., help="pv, cohort or rob."),
+    inputs: list[str] = typer.Argument(..., help="Input files or folders."),
+    output: str = typer.Option(..., "--output", "-o", help="Output folder (new, or a run to resume)."),
+    partition_size: int = typer.Option(256, help="Items per partition (one part file each)."),
+    workers: int = typer.Option(1, help="Dask worker processes."),
+) -> None:
+    """Run TASK over many inputs with Dask; write results.parquet, errors.jsonl, manifest.json.
+
+    Bad items are reported and skipped; exit status 1 when any item failed, 0 otherwise.
+    Re-running the same command resumes an interrupted run.
+    """
+    from rich.progress import Progress
+
+    from clinex.batch import run_batch
+
+    with Progress(transient=True) as bar:
+        job = bar.add_task(f"clinex {task}", total=None)
+
+        def _progress(done: int, total: int) -> None:
+            bar.update(job, completed=done, total=total)
+
+        summary = run_batch(
+            task, inputs, output, partition_size=partition_size, workers=workers, progress=_progress
+        )
+    for err in summary.errors:
+        typer.echo(f"skipped {err.id}: {err.message}", err=True)
+    typer.echo(
+        f"{summary.n_items} items, {summary.n_rows} rows, {len(summary.errors)} errors, "
+        f"{summary.n_parts} parts ({summary.n_parts_skipped} resumed) -> {summary.out_dir}"
+    )
+    if summary.errors:
+        raise typer.Exit(1)
+
+
 @app.command("version")
 def version() -> None:
     """Print the clinex version."""
