@@ -346,6 +346,7 @@ def read_tagtog_annotations(
         base, page = page_span.start, page_span.fragments[0].text
         who = ((ent.get("confidence") or {}).get("who") or [None])[0]
         frags: list[tuple[int, int]] = []
+        n_problems = len(problems)
         for off in ent.get("offsets") or []:
             try:
                 start = int(off["start"])
@@ -370,7 +371,7 @@ def read_tagtog_annotations(
             if end > start:
                 frags.append((base + start, base + end))
         if not frags:
-            if ent.get("offsets"):
+            if len(problems) == n_problems:
                 problems.append(f"{where}: no usable offset, skipped")
             continue
         source = f"tagtog:{who.split(':', 1)[-1]}" if isinstance(who, str) else "tagtog"
