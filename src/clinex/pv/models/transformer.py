@@ -1,0 +1,1011 @@
+"""A trainable transformer extractor for PHEE events: trigger-conditioned tagging.
+
+Architecture (``variant="conditioned"``, the default)
+-----------------------------------------------------
+The PHEE paper (Sun et al., EMNLP 2022, §5) names three open problems for event
+extraction on its data: nested main/sub-argument spans, discontinuous arguments and
+several events per sentence. This model meets them as follows.
+
+1. **Trigger pass.** The encoder reads the sentence once; a linear layer tags
+   sub-word tokens with ``B/I/C-<event type>`` (``Adverse_event``,
+   ``Potential_therapeutic_event``).
+2. **Event pass, one per predicted trigger** (several events per sentence). The
+   sentence is encoded again with a learned *trigger marker* vector added to the
+   input embeddings of the trigger's tokens, and the trigger's pooled hidden state is
+   concatenated to every token. Four independent tag layers then label the tokens
+   for that event: main arguments (Subject, Treatment, Effect), sub-arguments
+   (``Subject.Age`` ... ``Treatment.Drug`` ...), Combination sub-events (their
+   trigger and drugs) and attribute cues (``Speculated``, ``Negated``,
+   ``Severity.<value>``). Separate layers let a sub-argument sit inside its main
+   argument (nesting).
+3. **Discontinuous spans.** Besides ``B`` (begin) and ``I`` (inside) each layer has
+   ``C`` (first token of a *further fragment* of the preceding span with the same
+   label), so ``"lithium ... tremor"`` decodes to one two-fragment :class:`Span`.
+
+``variant="joint"`` is the cheaper alternative tried: one pass, all layers tagged
+without trigger conditioning (the union of all events' arguments), arguments
+assigned to the nearest trigger. The model card of a training run reports dev scores
+so the two can be compared.
+
+A trained model is a directory: ``model.json`` (``{"kind": "transformer", ...}``),
+``encoder/`` (Hugging Face layout, weights stored as float16), ``heads.safetensors``
+and ``MODEL_CARD.md``.
+
+References
+----------
+Sun, Z. et al. PHEE: A Dataset for Pharmacovigilance Event Extraction from Text.
+EMNLP 2022 (§3 annotation scheme, §4.2 evaluation, §5 open problems).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import platform
+import random
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from clinex.errors import ModelError
+from clinex.pv.attributes import CUE_LABELS, cues_to_attributes, event_cues
+from clinex.pv.types import Argument, Combination, Event, SentenceEvents
+from clinex.text import Span
+
+__all__ = ["LAYERS", "TransformerExtractor", "train_transformer", "MODEL_NAME"]
+
+MODEL_NAME = "clinex.pv.transformer.v1"
+FORMAT_VERSION = 1
+
+#: Tag layers and their labels (PHEE appendix A roles; sub-roles keyed by main role).
+LAYERS: dict[str, tuple[str, ...]] = {
+    "trigger": ("Adverse_event", "Potential_therapeutic_event"),
+    "main": ("Subject", "Treatment", "Effect"),
+    "sub": (
+        "Subject.Age",
+        "Subject.Gender",
+        "Subject.Population",
+        "Subject.Race",
+        "Subject.Disorder",
+        "Treatment.Drug",
+        "Treatment.Dosage",
+        "Treatment.Freq",
+        "Treatment.Route",
+        "Treatment.Time_elapsed",
+        "Treatment.Duration",
+        "Treatment.Disorder",
+    ),
+    "comb": ("Combination.Trigger", "Combination.Drug"),
+    "attr": CUE_LABELS,
+}
+_EVENT_LAYERS = ("main", "sub", "comb", "attr")
+_VARIANTS = ("conditioned", "joint")
+_IGNORE = -100
+
+
+# ----------------------------------------------------------------------------- tags
+def n_tags(layer: str) -> int:
+    """Number of tags of ``layer``: ``O`` plus ``B``, ``I``, ``C`` per label."""
+    return 1 + 3 * len(LAYERS[layer])
+
+
+def encode_tags(
+    offsets: Sequence[tuple[int, int]],
+    spans: Sequence[tuple[str, Span]],
+    labels: Sequence[str],
+) -> list[int]:
+    """Tag sub-word tokens with ``O`` / ``B`` / ``I`` / ``C`` for labelled spans.
+
+    Parameters
+    ----------
+    offsets : sequence of (int, int)
+        Character offsets of each token (special tokens have ``start == end``).
+    spans : sequence of (str, Span)
+        Labelled spans; a discontinuous span's later fragments start with ``C``.
+        A span overlapping tokens already tagged is skipped (first come, by start).
+    labels : sequence of str
+        The layer's labels; label ``k`` has tags ``1+3k`` (B), ``2+3k`` (I), ``3+3k`` (C).
+
+    Returns
+    -------
+    list of int
+        One tag id per token; ``-100`` (ignored by the loss) on special tokens.
+    """
+    index = {lab: k for k, lab in enumerate(labels)}
+    tags = [0 if e > s else _IGNORE for s, e in offsets]
+    for label, span in sorted(spans, key=lambda x: (x[1].start, -x[1].end)):
+        k = index.get(label)
+        if k is None:
+            continue
+        per_frag = [
+            [t for t, (s, e) in enumerate(offsets) if e > s and s < f.end and f.start < e]
+            for f in span.fragments
+        ]
+        if any(tags[t] != 0 for toks in per_frag for t in toks) or not any(per_frag):
+            continue
+        first = True
+        for toks in per_frag:
+            for n, t in enumerate(toks):
+                if n:
+                    tags[t] = 2 + 3 * k
+                else:
+                    tags[t] = (1 if first else 3) + 3 * k
+            if toks:
+                first = False
+    return tags
+
+
+def decode_tags(
+    text: str,
+    offsets: Sequence[tuple[int, int]],
+    tags: Sequence[int],
+    labels: Sequence[str],
+    scores: Sequence[float] | None = None,
+) -> list[tuple[str, Span, float]]:
+    """Turn token tags back into labelled character spans.
+
+    ``I`` after a token of another label starts a new span (lenient BIO repair);
+    ``C`` adds a fragment to the last span with the same label. Fragment ends are
+    widened to whole words (a sub-word tag never cuts a word).
+
+    Parameters
+    ----------
+    text : str
+        The sentence.
+    offsets : sequence of (int, int)
+        Token character offsets (as given to :func:`encode_tags`).
+    tags : sequence of int
+        Tag ids, one per token.
+    labels : sequence of str
+        The layer's labels.
+    scores : sequence of float, optional
+        Per-token confidence; a span's score is the mean over its tokens.
+
+    Returns
+    -------
+    list of (str, Span, float)
+        Label, span (fragments in text order) and score, in order of first token.
+    """
+    spans: list[list[Any]] = []  # [label, [[s, e], ...], [token scores]]
+    current: list[Any] | None = None  # the open fragment [s, e] of spans[-1]
+    current_label: str | None = None
+    current_span: list[Any] = []
+    for t, (s, e) in enumerate(offsets):
+        tag = int(tags[t])
+        if e <= s or tag <= 0:
+            current = None
+            continue
+        k, kind = divmod(tag - 1, 3)
+        label = labels[k]
+        sc = float(scores[t]) if scores is not None else 1.0
+        if kind == 1 and current is not None and current_label == label:
+            current[1] = e
+            current_span[2].append(sc)
+            continue
+        target = None
+        if kind == 2:
+            target = next((sp for sp in reversed(spans) if sp[0] == label), None)
+        if target is None:
+            target = [label, [], []]
+            spans.append(target)
+        current = [s, e]
+        target[1].append(current)
+        target[2].append(sc)
+        current_label, current_span = label, target
+    out = []
+    for label, frags, scs in spans:
+        pairs = []
+        for s, e in frags:
+            while s > 0 and text[s - 1].isalnum() and text[s].isalnum():
+                s -= 1
+            while e < len(text) and text[e].isalnum() and text[e - 1].isalnum():
+                e += 1
+            pairs.append((s, e))
+        merged: list[tuple[int, int]] = []
+        for s, e in sorted(pairs):
+            if merged and s <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], e))
+            else:
+                merged.append((s, e))
+        out.append((label, Span.from_offsets(text, merged, label=label), sum(scs) / len(scs)))
+    return out
+
+
+def event_layer_spans(event: Event) -> dict[str, list[tuple[str, Span]]]:
+    """The labelled spans of one event for each event layer (main/sub/comb/attr)."""
+    out: dict[str, list[tuple[str, Span]]] = {name: [] for name in _EVENT_LAYERS}
+    out["main"] = [(a.role, a.span) for a in event.arguments]
+    for main, args in event.sub_arguments.items():
+        out["sub"].extend((f"{main}.{a.role}", a.span) for a in args)
+    for comb in event.combinations:
+        if comb.trigger is not None:
+            out["comb"].append(("Combination.Trigger", comb.trigger))
+        out["comb"].extend(("Combination.Drug", d.span) for d in comb.drugs)
+    out["attr"] = event_cues(event)
+    return out
+
+
+# ----------------------------------------------------------------------------- network
+def _build_net(encoder: Any, dropout: float) -> Any:
+    import torch
+    from torch import nn
+
+    class _Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = encoder
+            hidden = int(encoder.config.hidden_size)
+            self.marker = nn.Parameter(torch.randn(hidden) * 0.02)
+            self.dropout = nn.Dropout(dropout)
+            self.heads = nn.ModuleDict(
+                {
+                    name: nn.Linear(hidden if name == "trigger" else 2 * hidden, n_tags(name))
+                    for name in LAYERS
+                }
+            )
+
+        def forward(self, input_ids: Any, attention_mask: Any, marker: Any) -> dict[str, Any]:
+            emb = self.encoder.get_input_embeddings()(input_ids)
+            emb = emb + marker.unsqueeze(-1).to(emb.dtype) * self.marker
+            h = self.encoder(inputs_embeds=emb, attention_mask=attention_mask).last_hidden_state
+            h = self.dropout(h)
+            m = marker.unsqueeze(-1).to(h.dtype)
+            n = m.sum(1)
+            pooled = torch.where(n > 0, (h * m).sum(1) / n.clamp(min=1.0), h[:, 0])
+            ctx = torch.cat([h, pooled.unsqueeze(1).expand_as(h)], dim=-1)
+            return {
+                name: head(h if name == "trigger" else ctx) for name, head in self.heads.items()
+            }
+
+    return _Net()
+
+
+# ----------------------------------------------------------------------------- estimator
+class TransformerExtractor:
+    """PHEE event extractor fine-tuning a local transformer encoder.
+
+    Parameters
+    ----------
+    encoder : str or Path, default "minilm"
+        ``"minilm"`` (offline all-MiniLM-L6-v2) or a Hugging Face directory (BioBERT ...).
+    variant : {"conditioned", "joint"}, default "conditioned"
+        Trigger-conditioned event pass per trigger, or one joint pass (see module doc).
+    max_length : int, default 192
+        Longest input in sub-word tokens; longer sentences are truncated.
+    epochs : int, default 12
+        Most training epochs.
+    batch_size : int, default 16
+        Training items per step (sentences for the trigger pass plus events).
+    lr : float, default 1e-4
+        Peak AdamW learning rate of the encoder (linear warm-up and decay).
+    head_lr : float, default 1e-3
+        Learning rate of the tag layers and the trigger marker.
+    warmup : float, default 0.1
+        Fraction of steps of linear warm-up.
+    weight_decay : float, default 0.01
+    dropout : float, default 0.1
+        Dropout on the encoder output before the tag layers.
+    patience : int, default 2
+        Epochs without a better dev score before stopping early.
+    max_minutes : float or None, default None
+        Wall-clock budget of training (minutes); training stops at the first batch
+        past it and the best dev checkpoint is kept.
+    seed : int, default 13
+    threads : int or None, default None
+        ``torch.set_num_threads`` on CPU (None leaves torch's default).
+    device : str, default "auto"
+        ``"auto"`` uses CUDA with bfloat16 autocast when present, else CPU.
+    predict_batch_size : int, default 64
+
+    Attributes
+    ----------
+    net_ : torch.nn.Module
+        Encoder plus tag layers.
+    tokenizer_ : transformers fast tokenizer
+    history_ : list of dict
+        Per epoch: loss, dev scores, minutes.
+    train_minutes_ : float
+        Training wall-clock time.
+    """
+
+    name = MODEL_NAME
+
+    def __init__(
+        self,
+        encoder: str | Path = "minilm",
+        *,
+        variant: str = "conditioned",
+        max_length: int = 192,
+        epochs: int = 12,
+        batch_size: int = 16,
+        lr: float = 1e-4,
+        head_lr: float = 1e-3,
+        warmup: float = 0.1,
+        weight_decay: float = 0.01,
+        dropout: float = 0.1,
+        patience: int = 2,
+        max_minutes: float | None = None,
+        seed: int = 13,
+        threads: int | None = None,
+        device: str = "auto",
+        predict_batch_size: int = 64,
+    ) -> None:
+        self.encoder = encoder
+        self.variant = variant
+        self.max_length = max_length
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.head_lr = head_lr
+        self.warmup = warmup
+        self.weight_decay = weight_decay
+        self.dropout = dropout
+        self.patience = patience
+        self.max_minutes = max_minutes
+        self.seed = seed
+        self.threads = threads
+        self.device = device
+        self.predict_batch_size = predict_batch_size
+
+    # -- parameters ---------------------------------------------------------------
+    def get_params(self) -> dict[str, Any]:
+        """The constructor parameters (JSON-serialisable)."""
+        keys = (
+            "variant max_length epochs batch_size lr head_lr warmup weight_decay dropout "
+            "patience max_minutes seed threads device predict_batch_size"
+        ).split()
+        return {"encoder": str(self.encoder), **{k: getattr(self, k) for k in keys}}
+
+    def _check_params(self) -> None:
+        if self.variant not in _VARIANTS:
+            raise ModelError(f"variant must be one of {', '.join(_VARIANTS)}; got '{self.variant}'")
+        for key in ("max_length", "epochs", "batch_size", "predict_batch_size"):
+            if int(getattr(self, key)) < 1:
+                raise ModelError(f"{key} must be >= 1; got {getattr(self, key)}")
+        for key in ("lr", "head_lr"):
+            if not float(getattr(self, key)) > 0:
+                raise ModelError(f"{key} must be > 0; got {getattr(self, key)}")
+        if not 0 <= self.warmup < 1 or not 0 <= self.dropout < 1:
+            raise ModelError("warmup and dropout must be in [0, 1)")
+
+    def _torch_device(self) -> Any:
+        import torch
+
+        if self.threads:
+            torch.set_num_threads(int(self.threads))
+        if self.device == "auto":
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return torch.device(self.device)
+
+    # -- items --------------------------------------------------------------------
+    def _tokenize(self, texts: Sequence[str]) -> list[dict[str, Any]]:
+        enc = self.tokenizer_(
+            list(texts),
+            truncation=True,
+            max_length=int(self.max_length),
+            return_offsets_mapping=True,
+        )
+        out = []
+        for ids, offs in zip(enc["input_ids"], enc["offset_mapping"]):
+            out.append({"input_ids": list(ids), "offsets": [tuple(o) for o in offs]})
+        return out
+
+    @staticmethod
+    def _marker(offsets: Sequence[tuple[int, int]], trigger: Span) -> list[int]:
+        return [1 if e > s and trigger.overlaps(s, e) else 0 for s, e in offsets]
+
+    def _items(self, sentences: Sequence[SentenceEvents]) -> list[dict[str, Any]]:
+        toks = self._tokenize([s.text for s in sentences])
+        items = []
+        for sent, tok in zip(sentences, toks):
+            offs = tok["offsets"]
+            trig = [(ev.event_type, ev.trigger) for ev in sent.events]
+            blank = [_IGNORE] * len(offs)
+            base = {"input_ids": tok["input_ids"], "marker": [0] * len(offs)}
+            trig_tags = encode_tags(offs, trig, LAYERS["trigger"])
+            if self.variant == "joint":
+                labels = {"trigger": trig_tags}
+                union: dict[str, list[tuple[str, Span]]] = {n: [] for n in _EVENT_LAYERS}
+                for ev in sent.events:
+                    for name, spans in event_layer_spans(ev).items():
+                        union[name].extend(spans)
+                for name in _EVENT_LAYERS:
+                    labels[name] = encode_tags(offs, union[name], LAYERS[name])
+                items.append({**base, "labels": labels})
+                continue
+            labels = {"trigger": trig_tags, **{n: blank for n in _EVENT_LAYERS}}
+            items.append({**base, "labels": labels})
+            for ev in sent.events:
+                layer_spans = event_layer_spans(ev)
+                labels = {"trigger": blank}
+                for name in _EVENT_LAYERS:
+                    labels[name] = encode_tags(offs, layer_spans[name], LAYERS[name])
+                items.append(
+                    {
+                        "input_ids": tok["input_ids"],
+                        "marker": self._marker(offs, ev.trigger),
+                        "labels": labels,
+                    }
+                )
+        return items
+
+    def _collate(self, batch: Sequence[dict[str, Any]], device: Any) -> dict[str, Any]:
+        import torch
+
+        width = max(len(b["input_ids"]) for b in batch)
+        pad = int(self.tokenizer_.pad_token_id or 0)
+
+        def padded(key: str, value: int, sub: str | None = None) -> Any:
+            rows = [(b[key][sub] if sub else b[key]) for b in batch]
+            return torch.tensor([r + [value] * (width - len(r)) for r in rows], device=device)
+
+        out = {
+            "input_ids": padded("input_ids", pad),
+            "attention_mask": torch.tensor(
+                [[1] * len(b["input_ids"]) + [0] * (width - len(b["input_ids"])) for b in batch],
+                device=device,
+            ),
+            "marker": padded("marker", 0),
+        }
+        if "labels" in batch[0]:
+            out["labels"] = {name: padded("labels", _IGNORE, name) for name in LAYERS}
+        return out
+
+    # -- training -----------------------------------------------------------------
+    def fit(
+        self,
+        train: Sequence[SentenceEvents],
+        dev: Sequence[SentenceEvents] | None = None,
+        *,
+        out: Path | None = None,
+        log: Callable[[str], None] | None = None,
+    ) -> "TransformerExtractor":
+        """Fine-tune the encoder and tag layers on ``train``.
+
+        Parameters
+        ----------
+        train : sequence of SentenceEvents
+            Gold sentences.
+        dev : sequence of SentenceEvents, optional
+            Gold sentences for early stopping: after each epoch the mean of trigger,
+            main-argument and sub-argument exact-match F1 (PHEE §4.2) is computed and
+            the best epoch's weights are kept (and saved to ``out``).
+        out : Path, optional
+            Directory to save the best checkpoint to after every improving epoch.
+        log : callable, optional
+            Receives one progress line at a time (e.g. ``print``).
+
+        Returns
+        -------
+        TransformerExtractor
+            ``self``, fitted.
+
+        Raises
+        ------
+        ModelError
+            On invalid parameters, a missing encoder, or empty training data.
+        """
+        import numpy as np
+        import torch
+        from torch import nn
+
+        from clinex.pv.models.encoders import load_encoder, load_tokenizer, resolve_encoder
+
+        self._check_params()
+        if not train:
+            raise ModelError("no training sentences")
+        say = log or (lambda _msg: None)
+        random.seed(self.seed)
+        np.random.seed(self.seed)
+        torch.manual_seed(self.seed)
+        device = self._torch_device()
+        path = resolve_encoder(self.encoder)
+        self.tokenizer_ = load_tokenizer(path)
+        self.net_ = _build_net(load_encoder(path), float(self.dropout)).to(device)
+        self.encoder_config_ = self.net_.encoder.config.to_dict()
+        items = self._items(train)
+        say(f"{len(train)} sentences -> {len(items)} training items; device {device}")
+        steps_per_epoch = math.ceil(len(items) / int(self.batch_size))
+        total = steps_per_epoch * int(self.epochs)
+        enc_params = list(self.net_.encoder.parameters())
+        enc_ids = {id(p) for p in enc_params}
+        other = [p for p in self.net_.parameters() if id(p) not in enc_ids]
+        opt = torch.optim.AdamW(
+            [
+                {"params": enc_params, "lr": float(self.lr)},
+                {"params": other, "lr": float(self.head_lr)},
+            ],
+            weight_decay=float(self.weight_decay),
+        )
+        warm = max(1, int(total * float(self.warmup)))
+
+        def factor(step: int) -> float:
+            if step < warm:
+                return (step + 1) / warm
+            return max(0.0, (total - step) / max(1, total - warm))
+
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
+        loss_fn = nn.CrossEntropyLoss(ignore_index=_IGNORE, reduction="sum")
+        use_amp = device.type == "cuda"
+        rng = random.Random(self.seed)
+        start = time.monotonic()
+        budget = None if self.max_minutes is None else float(self.max_minutes) * 60.0
+        best, best_state, bad = -1.0, None, 0
+        self.history_: list[dict[str, Any]] = []
+        out_of_time = False
+        for epoch in range(1, int(self.epochs) + 1):
+            self.net_.train()
+            # Length-bucketed shuffling: sort chunks of 50 batches by length (less padding).
+            order = list(range(len(items)))
+            rng.shuffle(order)
+            chunk = int(self.batch_size) * 50
+            batches = []
+            for c in range(0, len(order), chunk):
+                part = sorted(order[c : c + chunk], key=lambda i: len(items[i]["input_ids"]))
+                batches += [part[b : b + int(self.batch_size)] for b in range(0, len(part), int(self.batch_size))]
+            rng.shuffle(batches)
+            total_loss, n_tok = 0.0, 0
+            for step, idx in enumerate(batches):
+                if budget is not None and time.monotonic() - start > budget:
+                    out_of_time = True
+                    break
+                batch = self._collate([items[i] for i in idx], device)
+                with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_amp):
+                    logits = self.net_(batch["input_ids"], batch["attention_mask"], batch["marker"])
+                loss = 0.0
+                for name, lg in logits.items():
+                    gold = batch["labels"][name]
+                    count = int((gold != _IGNORE).sum())
+                    if count:
+                        loss = loss + loss_fn(lg.float().reshape(-1, lg.shape[-1]), gold.reshape(-1)) / count
+                if isinstance(loss, float):
+                    continue
+                opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.net_.parameters(), 1.0)
+                opt.step()
+                sched.step()
+                total_loss += float(loss.detach())
+                n_tok += 1
+                if step % 50 == 0:
+                    say(
+                        f"epoch {epoch} step {step}/{len(batches)} loss {total_loss / max(1, n_tok):.4f} "
+                        f"({(time.monotonic() - start) / 60:.1f} min)"
+                    )
+            record: dict[str, Any] = {
+                "epoch": epoch,
+                "loss": total_loss / max(1, n_tok),
+                "steps": n_tok,
+                "complete": not out_of_time,
+            }
+            if dev:
+                scores = quick_scores(dev, self.predict([s.text for s in dev]))
+                record["dev"] = scores
+                metric = scores["selection"]
+                if metric > best:
+                    best, bad = metric, 0
+                    best_state = copy.deepcopy(self.net_.state_dict())
+                    self.best_epoch_ = epoch
+                    if out is not None:
+                        self.save(out)
+                else:
+                    bad += 1
+            record["minutes"] = (time.monotonic() - start) / 60
+            self.history_.append(record)
+            say(json.dumps(record))
+            if out_of_time or (dev and bad >= int(self.patience)):
+                break
+        if best_state is not None:
+            self.net_.load_state_dict(best_state)
+        self.train_minutes_ = (time.monotonic() - start) / 60
+        self.net_.eval()
+        return self
+
+    # -- prediction ---------------------------------------------------------------
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "net_"):
+            raise ModelError(
+                "TransformerExtractor is not fitted yet; call 'fit' or 'load' first"
+            )
+
+    def _run(self, toks: list[dict[str, Any]], markers: list[list[int]]) -> list[dict[str, Any]]:
+        """Tag layers' (tags, scores) per item, batched by length."""
+        import torch
+
+        device = next(self.net_.parameters()).device
+        use_amp = device.type == "cuda"
+        order = sorted(range(len(toks)), key=lambda i: len(toks[i]["input_ids"]))
+        results: list[dict[str, Any]] = [{} for _ in toks]
+        bs = int(self.predict_batch_size)
+        self.net_.eval()
+        with torch.inference_mode():
+            for b in range(0, len(order), bs):
+                idx = order[b : b + bs]
+                batch = self._collate(
+                    [{"input_ids": toks[i]["input_ids"], "marker": markers[i]} for i in idx], device
+                )
+                with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_amp):
+                    logits = self.net_(batch["input_ids"], batch["attention_mask"], batch["marker"])
+                for name, lg in logits.items():
+                    prob = lg.float().softmax(-1)
+                    sc, tg = prob.max(-1)
+                    sc, tg = sc.cpu().tolist(), tg.cpu().tolist()
+                    for row, i in enumerate(idx):
+                        n = len(toks[i]["input_ids"])
+                        results[i][name] = (tg[row][:n], sc[row][:n])
+        return results
+
+    def predict(self, texts: list[str]) -> list[list[Event]]:
+        """Extract events from each sentence.
+
+        Parameters
+        ----------
+        texts : list of str
+            Sentences (PHEE contexts); each is processed on its own.
+
+        Returns
+        -------
+        list of list of Event
+            Per text, its events with offsets into that text, ``source`` set to the
+            model name and ``score`` to the trigger's mean token probability.
+
+        Raises
+        ------
+        ModelError
+            If the model is not fitted.
+        """
+        self._check_fitted()
+        if not texts:
+            return []
+        toks = self._tokenize(texts)
+        first = self._run(toks, [[0] * len(t["input_ids"]) for t in toks])
+        triggers = [
+            decode_tags(text, tok["offsets"], res["trigger"][0], LAYERS["trigger"], res["trigger"][1])
+            for text, tok, res in zip(texts, toks, first)
+        ]
+        if self.variant == "joint":
+            return [
+                self._joint_events(text, tok["offsets"], trig, res)
+                for text, tok, trig, res in zip(texts, toks, triggers, first)
+            ]
+        pairs = [(i, t) for i, trig in enumerate(triggers) for t in trig]
+        second = self._run(
+            [toks[i] for i, _ in pairs],
+            [self._marker(toks[i]["offsets"], t[1]) for i, t in pairs],
+        )
+        events: list[list[Event]] = [[] for _ in texts]
+        for (i, (etype, tspan, tscore)), res in zip(pairs, second):
+            layer = {
+                name: decode_tags(texts[i], toks[i]["offsets"], res[name][0], LAYERS[name], res[name][1])
+                for name in _EVENT_LAYERS
+            }
+            events[i].append(self._event(etype, tspan, tscore, layer))
+        return events
+
+    def _joint_events(
+        self,
+        text: str,
+        offsets: Sequence[tuple[int, int]],
+        triggers: list[tuple[str, Span, float]],
+        res: dict[str, Any],
+    ) -> list[Event]:
+        if not triggers:
+            return []
+        per: list[dict[str, list[tuple[str, Span, float]]]] = [
+            {n: [] for n in _EVENT_LAYERS} for _ in triggers
+        ]
+        for name in _EVENT_LAYERS:
+            for item in decode_tags(text, offsets, res[name][0], LAYERS[name], res[name][1]):
+                k = min(range(len(triggers)), key=lambda j: abs(triggers[j][1].start - item[1].start))
+                per[k][name].append(item)
+        return [self._event(et, ts, sc, layer) for (et, ts, sc), layer in zip(triggers, per)]
+
+    def _event(
+        self, etype: str, trigger: Span, score: float, layer: dict[str, list[tuple[str, Span, float]]]
+    ) -> Event:
+        args = tuple(Argument(role=lab, span=sp) for lab, sp, _ in layer["main"])
+        subs: dict[str, list[Argument]] = {}
+        for lab, sp, _ in layer["sub"]:
+            main, role = lab.split(".", 1)
+            subs.setdefault(main, []).append(Argument(role=role, span=sp))
+        comb_trig = [sp for lab, sp, _ in layer["comb"] if lab == "Combination.Trigger"]
+        comb_drugs = [Argument(role="Drug", span=sp) for lab, sp, _ in layer["comb"] if lab == "Combination.Drug"]
+        combos: tuple[Combination, ...] = ()
+        if comb_drugs:
+            combos = (Combination(trigger=comb_trig[0] if comb_trig else None, drugs=tuple(comb_drugs)),)
+        attrs = cues_to_attributes([(lab, sp) for lab, sp, _ in layer["attr"]])
+        return Event(
+            event_type=etype,
+            trigger=trigger,
+            arguments=args,
+            sub_arguments={k: tuple(v) for k, v in subs.items()},
+            combinations=combos,
+            attributes=attrs,
+            score=round(score, 4),
+            source=f"{MODEL_NAME}:{self.variant}",
+        )
+
+    # -- persistence --------------------------------------------------------------
+    def save(self, path: str | Path) -> None:
+        """Write the model directory (``model.json``, ``encoder/``, ``heads.safetensors``).
+
+        The encoder weights are stored as float16 (half the size; predictions are
+        computed in float32 after loading).
+
+        Raises
+        ------
+        ModelError
+            If the model is not fitted.
+        """
+        import torch
+        from safetensors.torch import save_file
+        from transformers.utils import logging as hf_logging
+
+        self._check_fitted()
+        hf_logging.disable_progress_bar()
+        path = Path(path)
+        (path / "encoder").mkdir(parents=True, exist_ok=True)
+        enc = copy.deepcopy(self.net_.encoder).to("cpu").to(torch.float16)
+        enc.save_pretrained(str(path / "encoder"), safe_serialization=True)
+        self.tokenizer_.save_pretrained(str(path / "encoder"))
+        heads = {
+            k: v.detach().to("cpu").float().contiguous()
+            for k, v in self.net_.state_dict().items()
+            if not k.startswith("encoder.")
+        }
+        save_file(heads, str(path / "heads.safetensors"))
+        meta = {
+            "kind": "transformer",
+            "name": MODEL_NAME,
+            "format_version": FORMAT_VERSION,
+            "layers": {k: list(v) for k, v in LAYERS.items()},
+            "params": self.get_params(),
+            "best_epoch": getattr(self, "best_epoch_", None),
+            "history": getattr(self, "history_", []),
+            "train_minutes": getattr(self, "train_minutes_", None),
+        }
+        (path / "model.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> "TransformerExtractor":
+        """Load a model directory written by :meth:`save`.
+
+        Raises
+        ------
+        ModelError
+            If ``model.json`` is missing, not of kind ``transformer``, from another
+            format version, or its tag layers differ from this code's.
+        """
+        import torch
+        from safetensors.torch import load_file
+
+        from clinex.pv.models.encoders import load_encoder, load_tokenizer
+
+        path = Path(path)
+        meta_path = path / "model.json"
+        if not meta_path.is_file():
+            raise ModelError("no model.json in the model directory", path=path)
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ModelError(f"model.json is not JSON: {exc.msg}", path=meta_path, line=exc.lineno) from exc
+        if meta.get("kind") != "transformer":
+            raise ModelError(f"kind is '{meta.get('kind')}', not 'transformer'", path=meta_path, field="kind")
+        if meta.get("format_version") != FORMAT_VERSION:
+            raise ModelError(
+                f"format version {meta.get('format_version')} is not {FORMAT_VERSION}",
+                path=meta_path,
+                field="format_version",
+            )
+        if meta.get("layers") != {k: list(v) for k, v in LAYERS.items()}:
+            raise ModelError("tag layers differ from this clinex version", path=meta_path, field="layers")
+        params = dict(meta["params"])
+        encoder = params.pop("encoder")
+        model = cls(encoder, **params)
+        model.tokenizer_ = load_tokenizer(path / "encoder")
+        enc = load_encoder(path / "encoder")
+        model.net_ = _build_net(enc, float(model.dropout))
+        heads = load_file(str(path / "heads.safetensors"))
+        missing = model.net_.load_state_dict(heads, strict=False)
+        if missing.unexpected_keys or any(not k.startswith("encoder.") for k in missing.missing_keys):
+            raise ModelError("heads.safetensors does not match the tag layers", path=path)
+        model.net_.to(model._torch_device()).eval()
+        model.encoder_config_ = enc.config.to_dict()
+        model.history_ = meta.get("history", [])
+        model.best_epoch_ = meta.get("best_epoch")
+        model.train_minutes_ = meta.get("train_minutes")
+        if torch.cuda.is_available() and model.device == "auto":
+            model.net_.to("cuda")
+        return model
+
+
+# ----------------------------------------------------------------------------- scoring
+def _norm(text: str) -> str:
+    """PHEE-style normalisation: lower case, no punctuation, no articles (§4.2)."""
+    import re
+
+    words = re.sub(r"[^\w\s]", " ", text.lower()).split()
+    return " ".join(w for w in words if w not in ("a", "an", "the"))
+
+
+def quick_scores(gold: Sequence[SentenceEvents], pred: Sequence[Sequence[Event]]) -> dict[str, float]:
+    """Exact-match F1 used for early stopping (micro over sentences).
+
+    Counts per sentence the multisets of (event type, trigger), (role, argument),
+    (main.sub role, sub-argument) and (attribute, value, cue) with texts normalised
+    as in PHEE §4.2. Reported model-card scores use :mod:`clinex.pv.evaluate`; this
+    is the light, dependency-free version for model selection.
+
+    Returns
+    -------
+    dict
+        ``trigger``, ``main``, ``sub``, ``attr`` F1 in [0, 1] and ``selection`` (the
+        mean of the first three).
+
+    References
+    ----------
+    Sun et al., PHEE, EMNLP 2022, §4.2 (EM F1, normalisation).
+    """
+    tp: Counter[str] = Counter()
+    ng: Counter[str] = Counter()
+    npred: Counter[str] = Counter()
+    for sent, events in zip(gold, pred):
+        g, p = _keys(sent.events), _keys(events)
+        for layer in ("trigger", "main", "sub", "attr"):
+            gc, pc = Counter(g[layer]), Counter(p[layer])
+            tp[layer] += sum((gc & pc).values())
+            ng[layer] += sum(gc.values())
+            npred[layer] += sum(pc.values())
+    out = {}
+    for layer in ("trigger", "main", "sub", "attr"):
+        prec = tp[layer] / npred[layer] if npred[layer] else 0.0
+        rec = tp[layer] / ng[layer] if ng[layer] else 0.0
+        out[layer] = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+    out["selection"] = (out["trigger"] + out["main"] + out["sub"]) / 3
+    return out
+
+
+def _keys(events: Sequence[Event]) -> dict[str, list[tuple[str, ...]]]:
+    out: dict[str, list[tuple[str, ...]]] = {"trigger": [], "main": [], "sub": [], "attr": []}
+    for ev in events:
+        out["trigger"].append((ev.event_type, _norm(ev.trigger.text)))
+        out["main"] += [(a.role, _norm(a.span.text)) for a in ev.arguments]
+        for main, args in ev.sub_arguments.items():
+            out["sub"] += [(f"{main}.{a.role}", _norm(a.span.text)) for a in args]
+        for comb in ev.combinations:
+            out["sub"] += [("Combination.Drug", _norm(d.span.text)) for d in comb.drugs]
+        out["attr"] += [
+            (a.name, str(a.value), _norm(a.cue.text) if a.cue else "") for a in ev.attributes
+        ]
+    return out
+
+
+# ----------------------------------------------------------------------------- entry
+def train_transformer(
+    train: list[SentenceEvents],
+    dev: list[SentenceEvents],
+    out: Path,
+    *,
+    encoder: str = "minilm",
+    command: str | None = None,
+    log: Callable[[str], None] | None = None,
+    **params: Any,
+) -> TransformerExtractor:
+    """Train a :class:`TransformerExtractor`, save it to ``out`` with a model card.
+
+    Parameters
+    ----------
+    train, dev : list of SentenceEvents
+        Gold training sentences and dev sentences (early stopping and reported scores).
+    out : Path
+        Model directory to write (``model.json``, ``encoder/``, ``heads.safetensors``,
+        ``MODEL_CARD.md``); the best checkpoint so far is written after every
+        improving epoch, so an interrupted run still leaves a usable model.
+    encoder : str, default "minilm"
+        ``"minilm"`` or a local Hugging Face directory.
+    command : str, optional
+        The command line to record in the model card (default: ``sys.argv``).
+    log : callable, optional
+        Progress lines sink.
+    **params
+        Any :class:`TransformerExtractor` parameter (``variant``, ``epochs``,
+        ``max_minutes``, ``lr``, ...).
+
+    Returns
+    -------
+    TransformerExtractor
+        The fitted model (best dev epoch).
+
+    Raises
+    ------
+    ModelError
+        On bad parameters or a missing encoder.
+    """
+    model = TransformerExtractor(encoder, **params)
+    out = Path(out)
+    model.fit(train, dev, out=out, log=log)
+    model.save(out)
+    dev_scores: dict[str, Any] = {}
+    if dev:
+        dev_scores = evaluate_model(model, dev)
+    write_model_card(model, out, train=train, dev=dev, dev_scores=dev_scores, command=command)
+    return model
+
+
+def evaluate_model(model: TransformerExtractor, dev: Sequence[SentenceEvents]) -> dict[str, Any]:
+    """Dev scores with the project scorer (:mod:`clinex.pv.evaluate`) when installed.
+
+    Returns
+    -------
+    dict
+        The flattened scorer output, or the :func:`quick_scores` fallback under
+        ``"quick"`` when the scorer cannot be imported.
+    """
+    pred = model.predict([s.text for s in dev])
+    result: dict[str, Any] = {"quick": quick_scores(dev, pred)}
+    try:
+        from clinex.pv.evaluate import flatten, score
+    except ImportError:
+        return result
+    preds = [SentenceEvents(id=s.id, text=s.text, events=tuple(p)) for s, p in zip(dev, pred)]
+    result["scorer"] = flatten(score(list(dev), preds))
+    return result
+
+
+def write_model_card(
+    model: TransformerExtractor,
+    out: Path,
+    *,
+    train: Sequence[SentenceEvents],
+    dev: Sequence[SentenceEvents],
+    dev_scores: dict[str, Any],
+    command: str | None = None,
+) -> Path:
+    """Write ``MODEL_CARD.md`` (data, command, hyper-parameters, dev scores, time)."""
+    import torch
+
+    out = Path(out)
+    cmd = command or " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))
+    n_events = sum(len(s.events) for s in train)
+    lines = [
+        f"# {MODEL_NAME} ({model.variant})",
+        "",
+        "Trigger-conditioned transformer tagger for PHEE events; see clinex.pv.models.transformer.",
+        "",
+        "## Data",
+        f"- train: {len(train)} sentences, {n_events} events",
+        f"- dev: {len(dev)} sentences, {sum(len(s.events) for s in dev)} events (early stopping and scores)",
+        "",
+        "## Command",
+        f"    {cmd}",
+        "",
+        "## Hyper-parameters",
+        "```json",
+        json.dumps(model.get_params(), indent=2),
+        "```",
+        "",
+        "## Training",
+        f"- time: {getattr(model, 'train_minutes_', float('nan')):.1f} min; best epoch "
+        f"{getattr(model, 'best_epoch_', None)}",
+        f"- hardware: {platform.machine()}, torch {torch.__version__}, "
+        f"{'CUDA ' + torch.cuda.get_device_name(0) if torch.cuda.is_available() else f'CPU, {torch.get_num_threads()} threads'}",
+        "",
+        "| epoch | loss | dev trigger | dev main | dev sub | dev attr | minutes |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for rec in getattr(model, "history_", []):
+        d = rec.get("dev", {})
+        lines.append(
+            f"| {rec['epoch']}{'' if rec.get('complete', True) else ' (partial)'} | {rec['loss']:.4f} | "
+            + " | ".join(f"{d.get(k, float('nan')):.4f}" for k in ("trigger", "main", "sub", "attr"))
+            + f" | {rec['minutes']:.1f} |"
+        )
+    lines += ["", "## Dev scores (best epoch)", "```json", json.dumps(dev_scores, indent=2), "```", ""]
+    card = out / "MODEL_CARD.md"
+    card.write_text("\n".join(lines), encoding="utf-8")
+    return card

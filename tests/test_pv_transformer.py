@@ -1,0 +1,242 @@
+"""The transformer PHEE extractor: tag coding, and end-to-end training of a tiny random BERT.
+
+The encoder is built here (BertConfig with tiny sizes, a WordPiece vocabulary written to
+tmp_path), so nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from clinex.errors import ModelError  # noqa: E402
+from clinex.pv.models.encoders import resolve_encoder  # noqa: E402
+from clinex.pv.models.transformer import (  # noqa: E402
+    LAYERS,
+    TransformerExtractor,
+    decode_tags,
+    encode_tags,
+    quick_scores,
+    train_transformer,
+)
+from clinex.pv.types import Argument, Attribute, Combination, Event, SentenceEvents  # noqa: E402
+from clinex.text import Span  # noqa: E402
+
+WORDS = (
+    "a 54 - year - old man treated with amiodarone developed thyrotoxicosis . "
+    "woman given lithium and metoprolol had tremor rash after heparin induced "
+    "thrombocytopenia may not severe cause caused patient the of"
+).split()
+
+
+def _sentence(sid: str, text: str, events: list[dict]) -> SentenceEvents:
+    def sp(word: str, nth: int = 0) -> Span:
+        start = -1
+        for _ in range(nth + 1):
+            start = text.index(word, start + 1)
+        return Span.from_offsets(text, (start, start + len(word)))
+
+    evs = []
+    for e in events:
+        attrs = tuple(
+            Attribute(name=n, value=v, cue=sp(c)) for n, v, c in e.get("attrs", [])
+        )
+        combos = tuple(
+            Combination(trigger=sp(t), drugs=tuple(Argument(role="Drug", span=sp(d)) for d in ds))
+            for t, ds in e.get("comb", [])
+        )
+        evs.append(
+            Event(
+                event_type=e["type"],
+                trigger=sp(e["trigger"]),
+                arguments=tuple(Argument(role=r, span=sp(w)) for r, w in e["args"]),
+                sub_arguments={
+                    m: tuple(Argument(role=r, span=sp(w)) for r, w in subs)
+                    for m, subs in e.get("subs", {}).items()
+                },
+                combinations=combos,
+                attributes=attrs,
+            )
+        )
+    return SentenceEvents(id=sid, text=text, events=tuple(evs))
+
+
+def _corpus() -> list[SentenceEvents]:
+    return [
+        _sentence(
+            "s1",
+            "a man treated with amiodarone developed thyrotoxicosis .",
+            [
+                {
+                    "type": "Adverse_event",
+                    "trigger": "developed",
+                    "args": [("Subject", "a man"), ("Treatment", "amiodarone"), ("Effect", "thyrotoxicosis")],
+                    "subs": {"Subject": [("Gender", "man")], "Treatment": [("Drug", "amiodarone")]},
+                }
+            ],
+        ),
+        _sentence(
+            "s2",
+            "lithium may cause severe tremor .",
+            [
+                {
+                    "type": "Adverse_event",
+                    "trigger": "cause",
+                    "args": [("Treatment", "lithium"), ("Effect", "tremor")],
+                    "subs": {"Treatment": [("Drug", "lithium")]},
+                    "attrs": [("Speculated", True, "may"), ("Severity", "High", "severe")],
+                }
+            ],
+        ),
+        _sentence(
+            "s3",
+            "heparin induced thrombocytopenia .",
+            [
+                {
+                    "type": "Adverse_event",
+                    "trigger": "induced",
+                    "args": [("Treatment", "heparin"), ("Effect", "thrombocytopenia")],
+                    "subs": {"Treatment": [("Drug", "heparin")]},
+                }
+            ],
+        ),
+        _sentence(
+            "s4",
+            "woman given lithium and metoprolol had rash .",
+            [
+                {
+                    "type": "Adverse_event",
+                    "trigger": "had",
+                    "args": [("Subject", "woman"), ("Treatment", "lithium and metoprolol"), ("Effect", "rash")],
+                    "subs": {"Treatment": [("Drug", "lithium"), ("Drug", "metoprolol")]},
+                    "comb": [("and", ["lithium", "metoprolol"])],
+                }
+            ],
+        ),
+    ]
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random-weight 1-layer BERT with a 40-word WordPiece vocabulary, saved locally."""
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    path = tmp_path_factory.mktemp("tiny_bert")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *dict.fromkeys(WORDS), "##s", "##ed"]
+    (path / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    tok = BertTokenizerFast.from_pretrained(str(path), local_files_only=True, do_lower_case=True)
+    tok.save_pretrained(str(path))
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
+    BertModel(config).save_pretrained(str(path))
+    return path
+
+
+def test_encode_decode_round_trip_discontinuous() -> None:
+    text = "lithium and metoprolol tremor"
+    offsets = [(0, 0), (0, 7), (8, 11), (12, 22), (23, 29), (0, 0)]
+    disc = Span.from_offsets(text, [(0, 7), (23, 29)])
+    labels = LAYERS["main"]
+    tags = encode_tags(offsets, [("Effect", disc), ("Treatment", Span.from_offsets(text, (12, 22)))], labels)
+    k_eff, k_trt = labels.index("Effect"), labels.index("Treatment")
+    assert tags == [-100, 1 + 3 * k_eff, 0, 1 + 3 * k_trt, 3 + 3 * k_eff, -100]
+    spans = decode_tags(text, offsets, tags, labels)
+    assert [(lab, sp.offsets()) for lab, sp, _ in spans] == [
+        ("Effect", [(0, 7), (23, 29)]),
+        ("Treatment", [(12, 22)]),
+    ]
+    assert spans[0][1].text == "lithium tremor"
+
+
+def test_decode_widens_subwords_and_repairs_orphan_inside() -> None:
+    text = "thrombocytopenias"
+    offsets = [(0, 10), (10, 17)]
+    # An I tag with no B before it opens a span; the word is never cut.
+    spans = decode_tags(text, offsets, [0, 2], LAYERS["main"])
+    assert [(lab, sp.offsets()) for lab, sp, _ in spans] == [("Subject", [(0, 17)])]
+
+
+def test_quick_scores_hand_computed() -> None:
+    gold = _corpus()[:2]
+    pred = [list(gold[0].events), []]  # first sentence perfect, second empty
+    s = quick_scores(gold, pred)
+    # triggers: tp 1, gold 2, pred 1 -> P 1, R 0.5, F1 2/3
+    assert s["trigger"] == pytest.approx(2 / 3)
+    # main: tp 3, gold 5, pred 3 -> F1 = 2*1*0.6/1.6 = 0.75
+    assert s["main"] == pytest.approx(0.75)
+    # attributes: gold 2, pred 0 -> 0
+    assert s["attr"] == 0.0
+
+
+def test_resolve_encoder_errors(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="config.json"):
+        resolve_encoder(tmp_path)
+    assert (resolve_encoder("minilm") / "config.json").is_file()
+
+
+def test_unfitted_and_bad_params(tiny_bert: Path) -> None:
+    with pytest.raises(ModelError, match="not fitted"):
+        TransformerExtractor(tiny_bert).predict(["x"])
+    with pytest.raises(ModelError, match="variant"):
+        TransformerExtractor(tiny_bert, variant="nope").fit(_corpus())
+
+
+@pytest.mark.parametrize("variant", ["conditioned", "joint"])
+def test_tiny_bert_trains_predicts_saves_loads(tiny_bert: Path, tmp_path: Path, variant: str) -> None:
+    corpus = _corpus()
+    out = tmp_path / "model"
+    model = train_transformer(
+        corpus,
+        corpus,
+        out,
+        encoder=str(tiny_bert),
+        variant=variant,
+        epochs=25,
+        batch_size=4,
+        lr=3e-3,
+        head_lr=1e-2,
+        warmup=0.0,
+        dropout=0.0,
+        patience=25,
+        threads=1,
+    )
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["kind"] == "transformer" and meta["params"]["variant"] == variant
+    assert (out / "MODEL_CARD.md").read_text().count("| epoch |") == 1
+    texts = [s.text for s in corpus]
+    pred = model.predict(texts)
+    scores = quick_scores(corpus, pred)
+    # A tiny corpus is memorised: triggers and main arguments come back exactly.
+    assert scores["trigger"] == 1.0
+    assert scores["main"] == 1.0
+    ev = pred[1][0]
+    assert ev.trigger.text == "cause" and ev.trigger.start == texts[1].index("cause")
+    assert {(a.name, a.value, a.cue.text) for a in ev.attributes} == {
+        ("Speculated", True, "may"),
+        ("Severity", "High", "severe"),
+    }
+    again = TransformerExtractor.load(out).predict(texts)
+    # fp16-stored encoder: same events after reloading.
+    assert [[(e.event_type, e.trigger.offsets(), [a.span.offsets() for a in e.arguments]) for e in p] for p in again] == [
+        [(e.event_type, e.trigger.offsets(), [a.span.offsets() for a in e.arguments]) for e in p] for p in pred
+    ]
+
+
+def test_load_rejects_other_kinds(tmp_path: Path) -> None:
+    (tmp_path / "model.json").write_text('{"kind": "crf"}')
+    with pytest.raises(ModelError, match="kind"):
+        TransformerExtractor.load(tmp_path)
+    with pytest.raises(ModelError, match="model.json"):
+        TransformerExtractor.load(tmp_path / "missing")
