@@ -1,0 +1,93 @@
+"""One entry point for trial reports: ``load_document(path)`` by file suffix.
+
+==========================  =====================================  ==============
+Suffix                      Reader                                 Pages
+==========================  =====================================  ==============
+``.pdf``                    :func:`clinex.io.pdf.read_pdf`         PDF pages
+``.txt``, ``.text``         :func:`clinex.io.plaintext.read_plaintext`  at form feeds
+``.xml``, ``.nxml``         :func:`clinex.io.jats.read_jats`       none
+``.html``, ``.htm``         :func:`clinex.io.tagtog.read_tagtog_document` (tagtog ``plain.html``)
+==========================  =====================================  ==============
+
+Every document comes back with sections (:func:`clinex.rob.sections.detect_sections`,
+or the JATS ``<sec>`` titles) and sentences (:func:`clinex.text.split_sentences`,
+which also breaks at blank lines, i.e. at page joins).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from clinex.errors import FormatError, InputError
+from clinex.text import Document, split_sentences
+
+__all__ = ["SUFFIXES", "load_document"]
+
+#: Suffixes :func:`load_document` reads.
+SUFFIXES = (".pdf", ".txt", ".text", ".xml", ".nxml", ".html", ".htm")
+
+
+def load_document(path: str | Path, *, sentences: bool = True, sections: bool = True) -> Document:
+    """Read a trial report (PDF, plain text, JATS/PMC XML or tagtog plain.html).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file; the reader is chosen by suffix (case-insensitive).
+    sentences : bool
+        Fill ``Document.sentences``.
+    sections : bool
+        Fill ``Document.sections`` (kept as given when the reader found them, e.g. JATS).
+
+    Returns
+    -------
+    Document
+        Offsets are characters into ``Document.text``; ``Document.page_of`` maps an
+        offset to its 1-based page for paged input.
+
+    Raises
+    ------
+    InputError
+        No such file, a folder, or an unsupported suffix.
+    FormatError
+        A 0-byte file, or a file that does not follow its format (named by the readers).
+    EncodingError
+        Binary data where text was expected.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputError("no such file", path=p)
+    if not p.is_file():
+        raise InputError("not a file", path=p)
+    suffix = p.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise InputError(
+            f"unsupported file type {p.suffix or '(none)'!r}; expected one of {', '.join(SUFFIXES)}",
+            path=p,
+        )
+    if p.stat().st_size == 0:
+        raise FormatError("empty file (0 bytes)", path=p)
+    if suffix == ".pdf":
+        from clinex.io.pdf import read_pdf
+
+        doc = read_pdf(p)
+    elif suffix in {".txt", ".text"}:
+        from clinex.io.plaintext import read_plaintext
+
+        doc = read_plaintext(p)
+    elif suffix in {".xml", ".nxml"}:
+        from clinex.io.jats import read_jats
+
+        doc = read_jats(p)
+    else:
+        from clinex.io.tagtog import read_tagtog_document
+
+        doc = read_tagtog_document(p, sentences=False, sections=False)
+    update = {}
+    if sentences and not doc.sentences:
+        update["sentences"] = tuple(split_sentences(doc.text))
+    if sections and not doc.sections:
+        from clinex.rob.sections import detect_sections
+
+        update["sections"] = tuple(detect_sections(doc))
+    return doc.model_copy(update=update) if update else doc
