@@ -11,3 +11,117 @@ import typer
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_show_locals=False)
 
 # Commands are added below, one function per verb.
+
+
+# --- evaluate / compare / agreement: official Track 1 scoring and statistics -----------
+
+
+def _print_table(title: str, rows: list[list[str]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    for i, head in enumerate(rows[0]):
+        table.add_column(head, justify="left" if i == 0 else "right")
+    for row in rows[1:]:
+        table.add_row(*row)
+    Console(width=140).print(table)
+
+
+@app.command("evaluate")
+def evaluate(
+    gold_dir: str = typer.Argument(..., help="Folder of gold n2c2 XML files (NNN.xml)."),
+    pred_dir: str = typer.Argument(..., help="Folder of predicted n2c2 XML files, same names."),
+    as_json: bool = typer.Option(False, "--json", help="Print the scores as one JSON object."),
+    scores: str = typer.Option(
+        None, "--scores", help="JSON file {patient: {criterion: met-confidence}} for ROC AUC."
+    ),
+) -> None:
+    """Score PRED_DIR against GOLD_DIR as the official n2c2 2018 Track 1 scorer does.
+
+    Per criterion: precision, recall, specificity and F1 of 'met' and of 'not met',
+    criterion F1 = their mean, AUC; overall micro (pooled counts) and macro.
+    Files are matched by name; a missing or extra file is an error (exit 2).
+    """
+    import json
+    from pathlib import Path
+
+    from clinex.cohort.evaluate import evaluate_dirs, format_table
+    from clinex.errors import InputError
+
+    score_table = None
+    if scores is not None:
+        try:
+            score_table = json.loads(Path(scores).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read scores JSON ({exc})", path=scores) from None
+        if not isinstance(score_table, dict):
+            raise InputError("scores JSON must be an object {patient: {criterion: score}}", path=scores)
+    result = evaluate_dirs(gold_dir, pred_dir, scores=score_table)
+    if as_json:
+        typer.echo(json.dumps(result))
+        return
+    _print_table(f"n2c2 2018 Track 1 - {result['n_patients']} patients", format_table(result))
+    if result["ignored_criteria"]:
+        typer.echo(f"ignored (not in gold): {', '.join(result['ignored_criteria'])}", err=True)
+
+
+@app.command("compare")
+def compare(
+    gold_dir: str = typer.Argument(..., help="Folder of gold n2c2 XML files."),
+    run_a: str = typer.Argument(..., help="Predictions of system A (same file names)."),
+    run_b: str = typer.Argument(..., help="Predictions of system B (same file names)."),
+    shuffles: int = typer.Option(50_000, "--shuffles", min=1, help="Random shuffles (paper: 50,000)."),
+    seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same p-values)."),
+    alpha: float = typer.Option(0.1, "--alpha", help="Significance level (paper: 0.1)."),
+    unit: str = typer.Option("patient", "--unit", help="What a shuffle swaps: 'patient' or 'decision'."),
+    as_json: bool = typer.Option(False, "--json", help="Print the results as one JSON object."),
+) -> None:
+    """Approximate randomization test of P, R and F1 between RUN_A and RUN_B.
+
+    Two-sided, p = (c + 1) / (n + 1) (Noreen 1989; Yeh 2000), as used by
+    Stubbs et al. 2019 for the n2c2 2018 Track 1 systems.
+    """
+    from clinex.cohort.stats import compare_dirs
+    from clinex.errors import InputError
+
+    if unit not in ("patient", "decision"):
+        raise InputError(f"--unit must be 'patient' or 'decision', not {unit!r}", field="unit")
+    res = compare_dirs(gold_dir, run_a, run_b, n_shuffles=shuffles, seed=seed, alpha=alpha, unit=unit)
+    if as_json:
+        typer.echo(res.model_dump_json())
+        return
+    rows = [["metric", "A", "B", "A - B", "p", f"p < {alpha:g}"]]
+    for name, r in res.results.items():
+        rows.append([name, f"{r.a:.4f}", f"{r.b:.4f}", f"{r.diff:+.4f}", f"{r.p_value:.4f}",
+                     "yes" if name in res.significant else ""])
+    _print_table(
+        f"Approximate randomization: {shuffles} shuffles, seed {seed}, {res.n_items} {unit}s", rows
+    )
+
+
+@app.command("agreement")
+def agreement(
+    dir_a: str = typer.Argument(..., help="Annotator A: folder of n2c2 XML files."),
+    dir_b: str = typer.Argument(..., help="Annotator B: same file names."),
+    as_json: bool = typer.Option(False, "--json", help="Print the results as one JSON object."),
+) -> None:
+    """Cohen's kappa per criterion between two annotators (and pooled).
+
+    Kappa is undefined (shown '-', null in JSON) when both annotators gave one and
+    the same label to every patient.
+    """
+    from clinex.cohort.stats import agreement_dirs
+
+    res = agreement_dirs(dir_a, dir_b)
+    if as_json:
+        typer.echo(res.model_dump_json())
+        return
+
+    def fmt(x: float | None) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
+    rows = [["criterion", "n", "observed", "kappa", "A met", "B met"]]
+    for name, r in [*res.criteria.items(), ("pooled", res.pooled)]:
+        rows.append([name, str(r.n), fmt(r.observed), fmt(r.kappa), str(r.a_met), str(r.b_met)])
+    _print_table(f"Agreement - {res.n_patients} patients, mean kappa {fmt(res.mean_kappa)}", rows)
