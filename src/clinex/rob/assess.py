@@ -1,0 +1,290 @@
+"""Assess one trial: evidence model answers → RoB 2 domain and overall judgements.
+
+The pipeline is:
+
+1. an evidence model answers the 22 signalling questions (``model.predict(document)``
+   returns ``{sq_id: SQAnswer}`` with evidence spans);
+2. the answers are checked (known SQ ids, evidence offsets inside the text), page
+   numbers and RoBuster judgements are filled in where the model left them out;
+3. questions RoB 2 does not ask given the earlier answers (their condition is not
+   met, e.g. 2.3 when 2.1 and 2.2 are N/PN) get the response ``NA`` (their evidence
+   is kept for the reader);
+4. the RoB 2 algorithms (:mod:`clinex.rob.algorithm`) turn the answers into a
+   judgement per domain and an overall judgement.
+
+References
+----------
+.. [1] Sterne JAC, Savović J, Page MJ, et al. RoB 2: a revised tool for assessing
+   risk of bias in randomised trials. BMJ 2019;366:l4898.
+.. [2] RoB 2 full guidance document, 22 August 2019 (conditions of the signalling
+   questions; algorithms for suggested judgements).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from clinex.errors import InputError, ModelError, OffsetError, SchemaError
+from clinex.rob.algorithm import domain_risk, is_applicable, overall_risk
+from clinex.rob.schema import DOMAINS, SQ_IDS, judgement_for, sq
+from clinex.rob.types import DomainResult, Evidence, SQAnswer, TrialAssessment
+from clinex.text import Document, check_span
+
+__all__ = ["EvidenceModel", "assess", "assess_path", "load_trial", "default_model", "model_name"]
+
+
+class EvidenceModel(Protocol):
+    """What :func:`assess` needs from an evidence model."""
+
+    def predict(self, document: Document) -> Mapping[str, SQAnswer]:
+        """Answer the signalling questions for one document."""
+        ...
+
+
+class _NoEvidenceModel:
+    """Answers NI to every question: used only while no evidence model is installed."""
+
+    name = "clinex.rob.no_evidence.v1"
+
+    def predict(self, document: Document) -> dict[str, SQAnswer]:
+        return {q: SQAnswer(sq=q, response="NI", confidence=0.0) for q in SQ_IDS}
+
+
+def default_model(name: str = "auto") -> Any:
+    """Load an evidence model by name through :func:`clinex.rob.evidence.load_evidence_model`.
+
+    Parameters
+    ----------
+    name : str, default "auto"
+        Model name or folder understood by ``load_evidence_model``. ``"auto"`` is
+        the best model shipped with clinex.
+
+    Returns
+    -------
+    object
+        An evidence model with ``predict(document) -> dict[str, SQAnswer]``.
+
+    Raises
+    ------
+    ModelError
+        If the model cannot be loaded, or no evidence-model module is installed
+        and ``name`` is not ``"auto"``.
+    """
+    try:
+        from clinex.rob.evidence import load_evidence_model
+    except ImportError as exc:  # the evidence package is absent or incomplete
+        missing = getattr(exc, "name", None) or ""
+        if not (missing.startswith("clinex") or "load_evidence_model" in str(exc)):
+            raise
+        if name == "auto":
+            return _NoEvidenceModel()
+        raise ModelError(
+            f"no evidence model {name!r}: clinex.rob.evidence is not installed", field="model"
+        ) from None
+    return load_evidence_model(name=name)
+
+
+def model_name(model: Any) -> str:
+    """A model's name and version for the provenance field of a result.
+
+    Uses ``model.name`` (or ``model.model_name``) and ``model.version`` when the
+    model has them, else the class name.
+    """
+    name = None
+    for attr in ("name", "model_name", "name_"):
+        value = getattr(model, attr, None)
+        if isinstance(value, str) and value:
+            name = value
+            break
+    if name is None:
+        name = type(model).__name__
+    version = getattr(model, "version", None)
+    if version is not None and str(version) and str(version) not in name:
+        name = f"{name} {version}"
+    return name
+
+
+def _check_answers(raw: Any, document: Document) -> dict[str, SQAnswer]:
+    if not isinstance(raw, Mapping):
+        raise ModelError(
+            f"model.predict returned {type(raw).__name__}, expected a dict of SQ id to SQAnswer"
+        )
+    answers: dict[str, SQAnswer] = {}
+    for key, ans in raw.items():
+        if not isinstance(ans, SQAnswer):
+            raise ModelError(
+                f"model.predict gave {type(ans).__name__} for SQ {key}, expected SQAnswer",
+                field=str(key),
+            )
+        q = sq(key)
+        if sq(ans.sq).id != q.id:
+            raise SchemaError(f"answer for SQ {ans.sq} filed under key {key}", field=str(key))
+        evidence = []
+        for ev in ans.evidence:
+            try:
+                check_span(ev.span, document.text)
+            except OffsetError as exc:
+                raise OffsetError(
+                    f"document {document.id}: evidence for SQ {q.id}: {exc.message}", field=q.id
+                ) from None
+            if ev.page is None and document.pages:
+                page = document.page_of(ev.span.start)
+                if page is not None:
+                    ev = ev.model_copy(update={"page": page})
+            evidence.append(ev)
+        update: dict[str, Any] = {"sq": q.id, "evidence": tuple(evidence)}
+        if ans.judgement is None and ans.response not in ("NI", "NA"):
+            update["judgement"] = judgement_for(q.id, ans.response)
+        answers[q.id] = ans.model_copy(update=update)
+    for q_id in SQ_IDS:
+        answers.setdefault(q_id, SQAnswer(sq=q_id, response="NI", confidence=0.0))
+    return answers
+
+
+def _mark_not_asked(answers: dict[str, SQAnswer]) -> dict[str, SQAnswer]:
+    """Set NA (and no judgement) on questions whose RoB 2 condition is not met."""
+    out = {}
+    for q_id, ans in answers.items():
+        if not is_applicable(q_id, answers) and ans.response != "NA":
+            ans = ans.model_copy(update={"response": "NA", "judgement": None})
+        out[q_id] = ans
+    return out
+
+
+def assess(
+    document: Document,
+    model: EvidenceModel | None = None,
+    *,
+    multiple_some_concerns_high: int | None = None,
+) -> TrialAssessment:
+    """Assess one trial report with RoB 2.
+
+    Parameters
+    ----------
+    document : Document
+        The trial report (text, optional pages and sections).
+    model : object with ``predict(document) -> dict[str, SQAnswer]``, optional
+        The evidence model; by default :func:`default_model` (``"auto"``). Questions
+        the model leaves out are answered NI with confidence 0.
+    multiple_some_concerns_high : int or None, default None
+        Passed to :func:`~clinex.rob.algorithm.overall_risk`: overall High when at
+        least this many domains are Some concerns (the guidance's optional judgement).
+
+    Returns
+    -------
+    TrialAssessment
+        Domains D1..D5 with all their answers (non-asked questions as ``NA``), the
+        overall judgement, the document's source path (``document.meta["source"]``)
+        and the model's name.
+
+    Raises
+    ------
+    ModelError
+        If the model's output is not a mapping of SQ id to SQAnswer.
+    SchemaError
+        Unknown SQ ids in the model's output.
+    OffsetError
+        An evidence span that does not match the document text.
+
+    References
+    ----------
+    RoB 2 guidance (22 Aug 2019): conditions of the signalling questions and the
+    algorithms for suggested judgements; Sterne et al., BMJ 2019 (overall judgement).
+
+    Examples
+    --------
+    >>> from clinex.text import Document
+    >>> class AllNI:
+    ...     def predict(self, doc):
+    ...         return {}
+    >>> assess(Document(id="t1", text="A randomised trial."), AllNI()).overall
+    'Some concerns'
+    """
+    if model is None:
+        model = default_model()
+    answers = _mark_not_asked(_check_answers(model.predict(document), document))
+    domains = []
+    for d in DOMAINS:
+        risk = domain_risk(d.id, {q: answers[q] for q in d.questions})
+        domains.append(
+            DomainResult(
+                domain=d.id,
+                name=d.name,
+                risk=risk,
+                answers=tuple(answers[q] for q in d.questions),
+            )
+        )
+    overall = overall_risk(
+        [d.risk for d in domains], multiple_some_concerns_high=multiple_some_concerns_high
+    )
+    source = document.meta.get("source") if isinstance(document.meta, dict) else None
+    return TrialAssessment(
+        document_id=document.id,
+        source=str(source) if source is not None else None,
+        domains=tuple(domains),
+        overall=overall,
+        model=model_name(model),
+    )
+
+
+def load_trial(path: str | Path) -> Document:
+    """Read a trial report with :func:`clinex.io.load.load_document`.
+
+    ``document.meta["source"]`` is set to the path when the reader did not set it.
+
+    Raises
+    ------
+    InputError
+        Missing file or unsupported format (and the readers' FormatError /
+        EncodingError for broken files).
+    """
+    p = Path(path)
+    try:
+        from clinex.io.load import load_document
+    except ImportError as exc:  # reader module not installed: plain text only
+        if not (getattr(exc, "name", "") or "").startswith("clinex"):
+            raise
+        if p.suffix.lower() != ".txt":
+            raise InputError(
+                "no reader for this file type (clinex.io.load is missing; .txt only)", path=p
+            ) from None
+        from clinex.io.textfile import read_text
+
+        doc = Document(id=p.stem, text=read_text(p))
+    else:
+        doc = load_document(p)
+    if "source" not in doc.meta:
+        doc = doc.model_copy(update={"meta": {**doc.meta, "source": str(p)}})
+    return doc
+
+
+def assess_path(
+    path: str | Path,
+    model: EvidenceModel | None = None,
+    *,
+    multiple_some_concerns_high: int | None = None,
+) -> TrialAssessment:
+    """Read a trial report (.pdf, .txt, .xml, .html) and :func:`assess` it.
+
+    Parameters
+    ----------
+    path : str or Path
+        The report; read with :func:`clinex.io.load.load_document`.
+    model, multiple_some_concerns_high
+        As for :func:`assess`.
+
+    Returns
+    -------
+    TrialAssessment
+        With ``source`` set to ``path``.
+
+    Raises
+    ------
+    InputError
+        Missing or unreadable file (FormatError / EncodingError for broken ones).
+    """
+    return assess(
+        load_trial(path), model, multiple_some_concerns_high=multiple_some_concerns_high
+    )

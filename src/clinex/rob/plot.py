@@ -1,0 +1,178 @@
+"""robvis-style traffic-light plot of RoB 2 assessments (matplotlib, Agg backend).
+
+One row per trial, one column per domain D1..D5 plus Overall; each cell is a
+coloured circle with a symbol: green ``+`` Low, yellow ``!`` Some concerns, red
+``-`` High. A legend under the grid spells out the domain names and judgements.
+The figure is drawn on a :class:`matplotlib.figure.Figure` with the Agg canvas,
+so no GUI backend and no global pyplot state are involved.
+
+References
+----------
+McGuinness LA, Higgins JPT. Risk-of-bias VISualization (robvis): an R package and
+Shiny web app for visualizing risk-of-bias assessments. Res Synth Methods
+2021;12:55-61 (layout and "cochrane" colour palette of the traffic-light plot).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from clinex.errors import InputError
+from clinex.rob.schema import DOMAINS
+from clinex.rob.types import TrialAssessment
+
+__all__ = ["plot_traffic_light", "SYMBOLS"]
+
+#: Symbol drawn in each judgement's circle.
+SYMBOLS = {"Low": "+", "Some concerns": "!", "High": "-"}
+_COLOURS = {"Low": "#02C100", "Some concerns": "#E2DF07", "High": "#BF0000"}
+_DRAWN = {"Low": "+", "Some concerns": "!", "High": "\u2212"}  # a minus sign reads better than "-"
+_MAX_LABEL = 40
+
+
+def _label(text: str) -> str:
+    return text if len(text) <= _MAX_LABEL else text[: _MAX_LABEL - 1] + "\u2026"
+
+
+def plot_traffic_light(
+    assessments: Sequence[TrialAssessment],
+    path_png: str | Path,
+    path_svg: str | Path | None = None,
+    *,
+    dpi: int = 150,
+    title: str = "Risk of bias (RoB 2)",
+) -> tuple[Path, Path | None]:
+    """Draw the traffic-light plot of one or many trials and save it as PNG and SVG.
+
+    Parameters
+    ----------
+    assessments : sequence of TrialAssessment
+        One row each, in the given order; at least one.
+    path_png : str or Path
+        PNG destination (raster, ``dpi`` dots per inch); parent folders are created.
+    path_svg : str or Path or None, optional
+        SVG destination (vector); None to skip.
+    dpi : int, default 150
+        Resolution of the PNG.
+    title : str, default "Risk of bias (RoB 2)"
+
+    Returns
+    -------
+    (Path, Path or None)
+        The PNG and SVG paths written.
+
+    Raises
+    ------
+    InputError
+        If ``assessments`` is empty.
+
+    References
+    ----------
+    McGuinness & Higgins, Res Synth Methods 2021 (robvis traffic-light layout).
+    """
+    if not assessments:
+        raise InputError("no assessments to plot", field="assessments")
+    import matplotlib
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Circle
+
+    columns = [d.id for d in DOMAINS] + ["Overall"]
+    n = len(assessments)
+    label_w = min(max(len(_label(a.document_id)) for a in assessments), _MAX_LABEL) * 0.09
+    width = max(7.5, 1.2 + label_w + 0.75 * len(columns) + 0.5)
+    height = 1.0 + 0.55 * n + 1.3
+
+    with matplotlib.rc_context({"svg.hashsalt": "clinex-rob", "svg.fonttype": "path"}):
+        fig = Figure(figsize=(width, height), dpi=dpi, layout="constrained")
+        FigureCanvasAgg(fig)
+        grid_ax, legend_ax = fig.subplots(
+            2, 1, height_ratios=[0.55 * n + 0.8, 1.3], gridspec_kw={"hspace": 0.02}
+        )
+        ax = grid_ax
+        ax.set_xlim(-0.6, len(columns) - 0.4)
+        ax.set_ylim(n - 0.4, -0.8)
+        ax.set_aspect("equal")
+        for spine in ax.spines.values():
+            spine.set_visible(False)
+        ax.tick_params(length=0)
+        ax.set_xticks(range(len(columns)), columns, fontweight="bold")
+        ax.xaxis.set_ticks_position("top")
+        ax.set_yticks(range(n), [_label(a.document_id) for a in assessments])
+        ax.set_title(title, fontweight="bold", pad=12)
+        for row, a in enumerate(assessments):
+            risks = {d.domain: d.risk for d in a.domains}
+            ax.axhspan(row - 0.5, row + 0.5, color="#f4f4f4" if row % 2 == 0 else "#ffffff", zorder=0)
+            for col, key in enumerate(columns):
+                risk = a.overall if key == "Overall" else risks.get(key)
+                if risk is None:
+                    ax.text(col, row, "?", ha="center", va="center", color="#888", fontsize=12)
+                    continue
+                ax.add_patch(
+                    Circle(
+                        (col, row),
+                        0.36,
+                        facecolor=_COLOURS[risk],
+                        edgecolor="#333333",
+                        linewidth=0.6,
+                        zorder=2,
+                    )
+                )
+                ax.text(
+                    col,
+                    row,
+                    _DRAWN[risk],
+                    ha="center",
+                    va="center_baseline",
+                    fontsize=13,
+                    fontweight="bold",
+                    color="black",
+                    zorder=3,
+                )
+        ax.axvline(len(columns) - 1.5, color="#999999", linewidth=0.8, zorder=1)
+
+        legend_ax.axis("off")
+        lines = [f"{d.id}: {d.name}" for d in DOMAINS]
+        legend_ax.text(
+            0.0,
+            1.0,
+            "Domains:\n" + "\n".join(lines),
+            transform=legend_ax.transAxes,
+            ha="left",
+            va="top",
+            fontsize=8,
+        )
+        handles = [
+            Line2D(
+                [],
+                [],
+                marker="o",
+                linestyle="",
+                markersize=11,
+                markerfacecolor=_COLOURS[r],
+                markeredgecolor="#333333",
+                label=f"{_DRAWN[r]}  {r}",
+            )
+            for r in ("High", "Some concerns", "Low")
+        ]
+        legend_ax.legend(
+            handles=handles,
+            title="Judgement",
+            loc="upper left",
+            bbox_to_anchor=(0.62, 1.05),
+            frameon=False,
+            fontsize=8,
+            title_fontsize=9,
+        )
+        png = Path(path_png)
+        png.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(png, format="png", dpi=dpi, metadata={"Software": None})
+        svg: Path | None = None
+        if path_svg is not None:
+            svg = Path(path_svg)
+            svg.parent.mkdir(parents=True, exist_ok=True)
+            fig.savefig(svg, format="svg", metadata={"Date": None})
+    return png, svg
