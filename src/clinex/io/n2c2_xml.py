@@ -251,10 +251,12 @@ def parse_patient_xml(
     labels: dict[str, str] = {}
     tags_el = root.find("TAGS")
     if tags_el is not None:
-        tags_at = raw.find("<TAGS")
+        cursor = raw.find("<TAGS")
         for tag in tags_el:
             name = str(tag.tag).strip().upper()
-            line = _line_of(raw, f"<{tag.tag}", tags_at)
+            at = raw.find(f"<{tag.tag}", cursor)
+            cursor = at + 1 if at >= 0 else cursor
+            line = raw.count("\n", 0, at) + 1 if at >= 0 else None
             if "met" not in tag.attrib:
                 raise FormatError(
                     f"<{tag.tag}> has no 'met' attribute", path=path, line=line, field=f"TAGS/{name}"
@@ -336,7 +338,7 @@ def read_patient(path: str | Path, *, max_bytes: int = MAX_BYTES) -> Patient:
         source: str | bytes = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         decl = _ENCODING_DECL.match(data)
-        if decl is None or decl.group(1).lower().replace("_", "-") in ("utf-8", "utf8"):
+        if decl is None or decl.group(1).lower().replace(b"_", b"-") in (b"utf-8", b"utf8"):
             line = data.count(b"\n", 0, exc.start) + 1
             raise EncodingError(
                 f"not valid UTF-8 (byte offset {exc.start})", path=path, line=line
