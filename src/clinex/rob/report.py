@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import html
 import os
+import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -31,7 +33,7 @@ from clinex.rob.schema import sq
 from clinex.rob.types import Evidence, SQAnswer, TrialAssessment
 from clinex.text import Document
 
-__all__ = ["write_json", "read_json", "render_html", "write_html", "RISK_COLOURS"]
+__all__ = ["write_json", "read_json", "render_html", "write_html", "OutputNamer", "RISK_COLOURS"]
 
 #: robvis "cochrane" palette for the three judgements.
 RISK_COLOURS = {"Low": "#02C100", "Some concerns": "#E2DF07", "High": "#BF0000"}
@@ -286,3 +288,50 @@ def write_html(assessment: TrialAssessment, document: Document, path: str | Path
             field="document",
         )
     return _write_text(Path(path), render_html(assessment, document))
+
+
+class OutputNamer:
+    """Choose output file names in a folder without ever overwriting an input.
+
+    ``paths("trial", ".rob.json", ".rob.html")`` gives ``DIR/trial.rob.json`` and
+    ``DIR/trial.rob.html``; if either would be one of the input files, or was
+    already handed out in this batch (two inputs with the same name), a suffix
+    ``-2``, ``-3`` ... is added to both.
+
+    Parameters
+    ----------
+    output_dir : str or Path
+        Created if missing.
+    inputs : iterable of str or Path
+        Files that must never be written.
+
+    Raises
+    ------
+    InputError
+        If ``output_dir`` exists and is not a folder.
+    """
+
+    def __init__(self, output_dir: str | Path, inputs: Iterable[str | Path] = ()) -> None:
+        self.output_dir = Path(output_dir)
+        if self.output_dir.exists() and not self.output_dir.is_dir():
+            raise InputError("output path exists and is not a folder", path=self.output_dir)
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        self._protected = {Path(p).resolve() for p in inputs}
+        self._used: set[Path] = set()
+
+    def paths(self, stem: str, *suffixes: str) -> list[Path]:
+        """Free paths ``DIR/<stem>[-k]<suffix>`` for each suffix, sharing one ``k``."""
+        safe = re.sub(r"[^\w.\-]+", "_", stem).strip("._") or "trial"
+        k = 1
+        while True:
+            name = safe if k == 1 else f"{safe}-{k}"
+            cands = [self.output_dir / f"{name}{suf}" for suf in suffixes]
+            resolved = [c.resolve() for c in cands]
+            if not any(r in self._protected or r in self._used for r in resolved):
+                self._used.update(resolved)
+                return cands
+            k += 1
+
+    def path(self, stem: str, suffix: str) -> Path:
+        """One free path (see :meth:`paths`)."""
+        return self.paths(stem, suffix)[0]
