@@ -13,6 +13,100 @@ app = typer.Typer(no_args_is_help=True, pretty_exceptions_show_locals=False)
 # Commands are added below, one function per verb.
 
 
+@app.command("assess")
+def assess_cmd(
+    inputs: list[str] = typer.Argument(..., help="Trial reports: .pdf, .txt, .xml (JATS/PMC), .html."),
+    output: str = typer.Option(..., "--output", "-o", help="Output folder (created if missing)."),
+    model: str = typer.Option(
+        "auto", "--model", "-m",
+        help="Evidence model: auto, cues, sentence, or a model file (see 'clinex rob train').",
+    ),
+    multiple_some_concerns_high: int = typer.Option(
+        None, "--multiple-some-concerns-high", min=2,
+        help="Overall High when at least this many domains are Some concerns (RoB 2's optional judgement).",
+    ),
+    html: bool = typer.Option(True, "--html/--no-html", help="Write the HTML report of each trial."),
+    plot: bool = typer.Option(True, "--plot/--no-plot", help="Write the traffic-light plot (PNG and SVG)."),
+) -> None:
+    """Assess trial reports with RoB 2 and write JSON, HTML and a traffic-light plot into OUTPUT.
+
+    Per trial: OUTPUT/<id>.rob.json (every signalling question: response, judgement,
+    confidence, evidence spans with page and character offsets) and OUTPUT/<id>.rob.html
+    (self-contained report with the evidence highlighted); for the whole batch:
+    OUTPUT/traffic_light.png and .svg. Input files are never overwritten (a clashing
+    output name gets a -2, -3 ... suffix).
+
+    Exit status: 0 all inputs assessed; 1 some inputs could not be read or assessed
+    (each reported on stderr, all others written); 2 no input could be assessed, or a
+    bad option / model (ClinexError).
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from clinex.errors import ClinexError, InputError
+    from clinex.rob.assess import assess, default_model, load_trial
+    from clinex.rob.plot import plot_traffic_light
+    from clinex.rob.report import OutputNamer, write_html, write_json
+
+    err = Console(stderr=True, highlight=False)
+    evidence_model = default_model(model)
+    namer = OutputNamer(output, inputs)
+    done = []
+    failed = 0
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=err, transient=True, disable=len(inputs) < 2,
+    ) as progress:
+        task = progress.add_task("assessing", total=len(inputs))
+        for path in inputs:
+            try:
+                document = load_trial(path)
+                result = assess(
+                    document, evidence_model, multiple_some_concerns_high=multiple_some_concerns_high
+                )
+                json_path, html_path = namer.paths(document.id, ".rob.json", ".rob.html")
+                written = [write_json(result, json_path)]
+                if html:
+                    written.append(write_html(result, document, html_path))
+            except ClinexError as exc:
+                failed += 1
+                err.print(f"skipped {path}: {exc}", markup=False, soft_wrap=True)
+            except Exception as exc:  # a reader or model bug must not stop the batch
+                failed += 1
+                err.print(
+                    f"skipped {path}: unexpected {type(exc).__name__} (please report)",
+                    markup=False, soft_wrap=True,
+                )
+            else:
+                done.append((result, written))
+            progress.advance(task)
+    if not done:
+        raise InputError(f"none of the {len(inputs)} input(s) could be assessed", field="inputs")
+    plots = []
+    if plot:
+        png_path, svg_path = namer.paths("traffic_light", ".png", ".svg")
+        png, svg = plot_traffic_light([r for r, _ in done], png_path, svg_path)
+        plots = [png, svg]
+    table = Table(title=f"RoB 2 ({done[0][0].model})")
+    for col in ("Trial", "D1", "D2", "D3", "D4", "D5", "Overall"):
+        table.add_column(col)
+    for result, _ in done:
+        table.add_row(result.document_id, *(d.risk for d in result.domains), result.overall)
+    out = Console(width=120, highlight=False)
+    out.print(table)
+    for _, written in done:
+        for p in written:
+            out.print(f"wrote {p}", markup=False, soft_wrap=True)
+    for p in plots:
+        out.print(f"wrote {p}", markup=False, soft_wrap=True)
+    if failed:
+        err.print(f"{failed} of {len(inputs)} input(s) skipped (see above)", markup=False, soft_wrap=True)
+        # SystemExit, not typer.Exit: with standalone_mode=False click returns
+        # typer.Exit's code instead of raising it, and the root entry point drops it.
+        raise SystemExit(1)
+
+
 @app.command("iaa")
 def iaa(
     dir_a: str = typer.Argument(..., help="Reference annotator: tagtog ann.json folder or clinex JSON folder."),
