@@ -93,7 +93,7 @@ def compare(
         return
     rows = [["metric", "A", "B", "A - B", "p", f"p < {alpha:g}"]]
     for name, r in res.results.items():
-        rows.append([name, f"{r.a:.4f}", f"{r.b:.4f}", f"{r.diff:+.4f}", f"{r.p_value:.4f}",
+        rows.append([name, f"{r.a:.4f}", f"{r.b:.4f}", f"{r.diff:+.4f}", f"{r.p_value:.5f}",
                      "yes" if name in res.significant else ""])
     _print_table(
         f"Approximate randomization: {shuffles} shuffles, seed {seed}, {res.n_items} {unit}s", rows
