@@ -11,7 +11,9 @@ Suffix                      Reader                                 Pages
 
 Every document comes back with sections (:func:`clinex.rob.sections.detect_sections`,
 or the JATS ``<sec>`` titles) and sentences (:func:`clinex.text.split_sentences`,
-which also breaks at blank lines, i.e. at page joins).
+which also breaks at blank lines, i.e. at page joins; sentences are further cut at
+section starts and after a heading that ends its line or has a colon, so that
+"Methods\nPatients were ..." gives the sentence "Patients were ...").
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from clinex.errors import FormatError, InputError
-from clinex.text import Document, split_sentences
+from clinex.text import Document, Span, split_sentences
 
 __all__ = ["SUFFIXES", "load_document"]
 
@@ -83,11 +85,40 @@ def load_document(path: str | Path, *, sentences: bool = True, sections: bool = 
         from clinex.io.tagtog import read_tagtog_document
 
         doc = read_tagtog_document(p, sentences=False, sections=False)
-    update = {}
-    if sentences and not doc.sentences:
-        update["sentences"] = tuple(split_sentences(doc.text))
-    if sections and not doc.sections:
-        from clinex.rob.sections import detect_sections
+    update: dict = {}
+    cuts: set[int] = set()
+    if sections:
+        from clinex.rob.sections import detect_sections, find_headings
 
-        update["sections"] = tuple(detect_sections(doc))
+        if not doc.sections:
+            update["sections"] = tuple(detect_sections(doc))
+        for s in update.get("sections", doc.sections):
+            cuts.add(s.start)
+        for _, end, _ in find_headings(doc.text):
+            if doc.text[end : end + 1] in ("\n", ":"):
+                cuts.add(end + (doc.text[end] == ":"))
+    if sentences and not doc.sentences:
+        update["sentences"] = tuple(_cut(doc.text, split_sentences(doc.text), cuts))
     return doc.model_copy(update=update) if update else doc
+
+
+def _cut(text: str, sentences: list[Span], cuts: set[int]) -> list[Span]:
+    """Split sentences at section starts and heading ends (a heading is no sentence's head)."""
+    if not cuts:
+        return sentences
+    ordered = sorted(cuts)
+    out: list[Span] = []
+    for s in sentences:
+        inner = [c for c in ordered if s.start < c < s.end]
+        if not inner:
+            out.append(s)
+            continue
+        bounds = [s.start, *inner, s.end]
+        for a, b in zip(bounds, bounds[1:]):
+            while a < b and text[a].isspace():
+                a += 1
+            while b > a and text[b - 1].isspace():
+                b -= 1
+            if b > a:
+                out.append(Span.from_offsets(text, (a, b)))
+    return out

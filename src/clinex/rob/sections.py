@@ -67,7 +67,8 @@ def _pattern() -> re.Pattern[str]:
             if re.fullmatch(r"[A-Za-z ]+", plain):
                 variants.append(plain.upper())
         alts.append(f"(?P<{label}>{'|'.join(variants)})")
-    return re.compile(rf"{_NUMBER}(?:{'|'.join(alts)})")
+    # the look-ahead lets the scan skip lower-case positions fast
+    return re.compile(rf"(?=[A-Z\d])(?<![A-Za-z\d]){_NUMBER}(?:{'|'.join(alts)})")
 
 
 _HEADING = _pattern()

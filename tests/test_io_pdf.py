@@ -1,0 +1,176 @@
+"""PDF ingestion: real PDFs built with reportlab, round-tripped through load_document."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from clinex.errors import FormatError, InputError
+from clinex.io.load import load_document
+from clinex.io.pdf import read_pdf
+
+pytest.importorskip("reportlab")
+
+from reportlab.lib.pagesizes import A4  # noqa: E402
+from reportlab.pdfgen import canvas  # noqa: E402
+
+W, H = A4
+LEADING = 13
+
+
+def _lines(c: canvas.Canvas, x: float, y: float, lines: list[str]) -> float:
+    for line in lines:
+        c.drawString(x, y, line)
+        y -= LEADING
+    return y
+
+
+def _pdf(path: Path, pages: list[list[tuple[float, float, list[str]]]], **kw) -> Path:
+    """Pages of (x, y, lines) blocks, Helvetica 10 pt."""
+    c = canvas.Canvas(str(path), pagesize=A4, **kw)
+    for page in pages:
+        c.setFont("Helvetica", 10)
+        for x, y, lines in page:
+            _lines(c, x, y, lines)
+        c.showPage()
+    c.save()
+    return path
+
+
+def test_single_column_round_trip_with_pages(tmp_path: Path) -> None:
+    p1 = ["Background", "Exercise helps patients with heart failure.", "It is rarely offered."]
+    p2 = ["Methods", "Patients were randomised by computer."]
+    pdf = _pdf(tmp_path / "one.pdf", [[(72, H - 72, p1)], [(72, H - 72, p2)]])
+    doc = load_document(pdf)
+    assert doc.id == "one"
+    assert doc.text == "\n".join(p1) + "\n\n" + "\n".join(p2)
+    assert [p.label for p in doc.pages] == ["1", "2"]
+    assert doc.pages[0].fragments[0].text == "\n".join(p1)
+    at = doc.text.index("randomised")
+    assert doc.page_of(at) == 2
+    assert at - doc.pages[1].start == "\n".join(p2).index("randomised")
+    assert [(s.label, s.text.split("\n")[0]) for s in doc.sections] == [
+        ("introduction", "Background"),
+        ("methods", "Methods"),
+    ]
+    assert [s.text for s in doc.sentences] == [
+        "Background",
+        "Exercise helps patients with heart failure.",
+        "It is rarely offered.",
+        "Methods",
+        "Patients were randomised by computer.",
+    ]
+    assert doc.meta["columns"] == [1, 1] and doc.meta["pages_without_text"] == []
+
+
+def test_two_column_page_reads_left_column_first(tmp_path: Path) -> None:
+    title = ["A randomised trial of home-based exercise in heart failure patients"]
+    left = ["Methods", "Patients were allocated by a", "central computer system."]
+    right = ["Results", "Of 120 patients, 60 were", "assigned to exercise."]
+    below = ["Table 1 spans the whole width of the page below both columns of text"]
+    left2 = ["Discussion", "Exercise was safe."]
+    right2 = ["Conclusion", "It should be offered."]
+    pdf = _pdf(
+        tmp_path / "two.pdf",
+        [[
+            (72, H - 72, title),
+            (72, H - 110, left), (320, H - 110, right),
+            (72, H - 180, below),
+            (72, H - 220, left2), (320, H - 220, right2),
+        ]],
+    )
+    doc = read_pdf(pdf)
+    assert doc.meta["columns"] == [2]
+    assert doc.text == "\n\n".join(
+        "\n".join(block) for block in (title, left, right, below, left2, right2)
+    )
+
+
+def test_hyphenated_line_break_is_joined(tmp_path: Path) -> None:
+    lines = [
+        "Patients were randomly allo-",
+        "cated to two groups with a computer-",
+        "generated sequence; computer-generated lists",
+        "were concealed.",
+    ]
+    doc = load_document(_pdf(tmp_path / "h.pdf", [[(72, H - 72, lines)]]))
+    assert doc.text == (
+        "Patients were randomly allocated to two groups with a computer-generated sequence; "
+        "computer-generated lists\nwere concealed."
+    )
+
+
+def test_pages_without_text_are_kept_and_listed(tmp_path: Path) -> None:
+    c = canvas.Canvas(str(tmp_path / "mixed.pdf"), pagesize=A4)
+    c.setFont("Helvetica", 10)
+    c.drawString(72, H - 72, "First page.")
+    c.showPage()
+    c.rect(72, 72, 200, 200, fill=1)  # a "scanned" page: graphics, no text
+    c.showPage()
+    c.setFont("Helvetica", 10)
+    c.drawString(72, H - 72, "Third page.")
+    c.save()
+    doc = read_pdf(tmp_path / "mixed.pdf")
+    assert doc.text == "First page.\n\n\n\nThird page."
+    assert doc.meta["pages_without_text"] == [2]
+    assert doc.page_of(doc.text.index("Third")) == 3
+
+
+def test_scanned_pdf_without_text_layer(tmp_path: Path) -> None:
+    c = canvas.Canvas(str(tmp_path / "scan.pdf"), pagesize=A4)
+    for _ in range(2):
+        c.rect(72, 72, 300, 400, fill=1)
+        c.showPage()
+    c.save()
+    with pytest.raises(FormatError, match="no text layer on any of the 2 page"):
+        load_document(tmp_path / "scan.pdf")
+
+
+def test_encrypted_pdf(tmp_path: Path) -> None:
+    pdf = _pdf(tmp_path / "enc.pdf", [[(72, H - 72, ["Secret trial text."])]], encrypt="s3cret")
+    with pytest.raises(InputError, match="encrypted PDF"):
+        load_document(pdf)
+    with pytest.raises(InputError, match="wrong"):
+        read_pdf(pdf, password="nope")
+    assert read_pdf(pdf, password="s3cret").text == "Secret trial text."
+
+
+def test_empty_and_non_pdf_files(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.pdf"
+    empty.write_bytes(b"")
+    with pytest.raises(FormatError, match="0 bytes"):
+        load_document(empty)
+    with pytest.raises(FormatError, match="0 bytes"):
+        read_pdf(empty)
+    junk = tmp_path / "junk.pdf"
+    junk.write_bytes(b"this is not a PDF at all\n" * 10)
+    with pytest.raises(FormatError, match="not a readable PDF"):
+        load_document(junk)
+    with pytest.raises(InputError, match="no such file"):
+        load_document(tmp_path / "missing.pdf")
+    docx = tmp_path / "report.docx"
+    docx.write_bytes(b"PK")
+    with pytest.raises(InputError, match="unsupported file type '.docx'"):
+        load_document(docx)
+
+
+def test_300_page_pdf_is_fast(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = [f"Line {i} of this page reports what the trialists did and found." for i in range(45)]
+    c = canvas.Canvas(str(tmp_path / "big.pdf"), pagesize=A4)
+    for n in range(300):
+        c.setFont("Helvetica", 10)
+        c.drawString(72, H - 50, f"Page {n + 1}")
+        _lines(c, 72, H - 80, body)
+        c.showPage()
+    c.save()
+    t0 = time.perf_counter()
+    doc = load_document(tmp_path / "big.pdf")
+    seconds = time.perf_counter() - t0
+    assert len(doc.pages) == 300
+    assert doc.page_of(doc.text.index("Page 300")) == 300
+    assert doc.pages[149].fragments[0].text.startswith("Page 150\n")
+    with capsys.disabled():
+        print(f"\n300-page PDF: {seconds:.2f} s, {300 / seconds:.0f} pages/s (load_document)")
+    assert seconds < 20
