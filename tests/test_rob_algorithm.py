@@ -219,3 +219,25 @@ def test_applicability_follows_the_conditions():
     assert applicable_questions("D3", _a("3.1=Y")) == ("3.1",)
     assert applicable_questions("D3", _a("3.1=N 3.2=NI 3.3=PY")) == ("3.1", "3.2", "3.3", "3.4")
     assert applicable_questions("D5", {}) == ("5.1", "5.2", "5.3")
+
+
+def test_na_on_unasked_questions_never_changes_a_domain_judgement():
+    # Exhaustive over D1, D3, D5 and a seeded sample of D2/D4: setting NA on every
+    # question whose condition is not met leaves the judgement unchanged, and the
+    # strict algorithm then never asks for an NA question (paths and conditions agree).
+    import itertools
+    import random
+
+    from clinex.rob.schema import DOMAINS
+
+    responses = ("Y", "PY", "PN", "N", "NI")
+    rng = random.Random(5)
+    for d in DOMAINS:
+        combos = list(itertools.product(responses, repeat=len(d.questions)))
+        if len(combos) > 4000:
+            combos = rng.sample(combos, 4000)
+        for combo in combos:
+            answers = dict(zip(d.questions, combo))
+            asked = set(applicable_questions(d.id, answers))
+            marked = {q: (r if q in asked else "NA") for q, r in answers.items()}
+            assert domain_risk(d.id, marked, strict=True) == domain_risk(d.id, answers), (d.id, combo)
