@@ -158,6 +158,15 @@ def test_cli_evaluate_json_and_table(tmp_path: Path, cli) -> None:
     scores.write_text(json.dumps({"001": {"ABDOMINAL": 0.9}}), encoding="utf-8")
     out = json.loads(cli("cohort", "evaluate", gold, pred, "--json", "--scores", scores).stdout)
     assert out["criteria"]["ABDOMINAL"]["auc_from"] == "labels"  # incomplete scores
+    # the JSON `clinex cohort screen` writes: {patient: {criterion: {label, score, evidence}}}
+    sc = {f"00{p}": {c: {"label": "met", "score": s, "evidence": []} for c, s in row.items()}
+          for p, row in {"1": {"ABDOMINAL": 0.9}, "2": {"ABDOMINAL": 0.4}, "3": {"ABDOMINAL": 0.2}}.items()}
+    scores.write_text(json.dumps(sc), encoding="utf-8")
+    out = json.loads(cli("cohort", "evaluate", gold, pred, "--json", "--scores", scores).stdout)
+    assert (out["criteria"]["ABDOMINAL"]["auc"], out["criteria"]["ABDOMINAL"]["auc_from"]) == (1.0, "scores")
+    scores.write_text(json.dumps({"001": {"ABDOMINAL": "high"}}), encoding="utf-8")
+    res = cli("cohort", "evaluate", gold, pred, "--scores", scores)
+    assert res.code == 2 and "score 'high' is not a number" in res.stderr
 
 
 def test_dev_against_itself_is_perfect(shared_data: Path, cli) -> None:

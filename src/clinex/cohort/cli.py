@@ -34,7 +34,8 @@ def evaluate(
     pred_dir: str = typer.Argument(..., help="Folder of predicted n2c2 XML files, same names."),
     as_json: bool = typer.Option(False, "--json", help="Print the scores as one JSON object."),
     scores: str = typer.Option(
-        None, "--scores", help="JSON file {patient: {criterion: met-confidence}} for ROC AUC."
+        None, "--scores",
+        help="JSON {patient: {criterion: met-confidence or {score: ...}}} (e.g. screen's JSON) for ROC AUC.",
     ),
 ) -> None:
     """Score PRED_DIR against GOLD_DIR as the official n2c2 2018 Track 1 scorer does.

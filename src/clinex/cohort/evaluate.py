@@ -403,6 +403,14 @@ def match_label_dirs(
     )
 
 
+def _score_value(value: object, pid: str, crit: str) -> float:
+    if isinstance(value, Mapping):
+        value = value.get("score")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise EvaluationError(f"patient {pid!r}: score {value!r} is not a number", field=crit)
+    return float(value)
+
+
 def evaluate_dirs(
     gold_dir: str | Path,
     pred_dir: str | Path,
@@ -416,7 +424,9 @@ def evaluate_dirs(
     gold_dir, pred_dir : str or Path
         Folders of ``*.xml`` files, matched by file name.
     scores : mapping, optional
-        ``{file stem or file name: {criterion: met-confidence}}`` for AUC.
+        ``{file stem or file name: {criterion: met-confidence}}`` for AUC; a value
+        may also be an object with a ``"score"`` key (the JSON that
+        ``clinex cohort screen`` writes).
 
     Returns
     -------
@@ -442,10 +452,12 @@ def evaluate_dirs(
         sc = {}
         for name in gold:
             stem = Path(name).stem
-            if name in scores:
-                sc[name] = scores[name]
-            elif stem in scores:
-                sc[name] = scores[stem]
+            row = scores.get(name, scores.get(stem))
+            if row is None:
+                continue
+            if not isinstance(row, Mapping):
+                raise EvaluationError(f"scores of patient {stem!r} are not an object {{criterion: score}}")
+            sc[name] = {crit: _score_value(v, stem, crit) for crit, v in row.items()}
     result = score(gold, pred, sc, criteria=criteria)
     return {"gold_dir": str(gold_dir), "pred_dir": str(pred_dir), **result}
 
