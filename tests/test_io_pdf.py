@@ -174,3 +174,38 @@ def test_300_page_pdf_is_fast(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     with capsys.disabled():
         print(f"\n300-page PDF: {seconds:.2f} s, {300 / seconds:.0f} pages/s (load_document)")
     assert seconds < 20
+
+
+def test_plain_text_and_tagtog_html_through_load_document(tmp_path: Path) -> None:
+    txt = tmp_path / "trial.txt"
+    txt.write_text("Title of trial\n\nMethods\nWe randomised 40 adults.\fResults\nAll completed.\n",
+                   encoding="utf-8")
+    doc = load_document(txt)
+    assert doc.id == "trial"
+    assert [p.label for p in doc.pages] == ["1", "2"]
+    assert doc.page_of(doc.text.index("All completed")) == 2
+    assert [(s.label, s.start) for s in doc.sections] == [
+        ("front", 0), ("methods", 16), ("results", doc.text.index("Results"))
+    ]
+    assert [s.text for s in doc.sentences] == [
+        "Title of trial", "Methods", "We randomised 40 adults.", "Results", "All completed."
+    ]
+    blank = tmp_path / "blank.txt"
+    blank.write_text("  \n\n ", encoding="utf-8")
+    with pytest.raises(FormatError, match="empty file"):
+        load_document(blank)
+    binary = tmp_path / "bin.txt"
+    binary.write_bytes(b"abc\x00\x01")
+    from clinex.errors import EncodingError
+
+    with pytest.raises(EncodingError):
+        load_document(binary)
+    html = tmp_path / "d.pdf.plain.html"
+    html.write_text('<html xmlns="http://www.w3.org/1999/xhtml"><body><pre id="s1v1">Methods'
+                    '\nWe used &lt;sealed&gt; envelopes.</pre><pre id="s2v1">Results\nFine.</pre>'
+                    "</body></html>", encoding="utf-8")
+    doc = load_document(html)
+    assert doc.id == "d"
+    assert doc.text == "Methods\nWe used <sealed> envelopes.\n\nResults\nFine."
+    assert [s.label for s in doc.sections] == ["methods", "results"]
+    assert doc.page_of(doc.text.index("Fine")) == 2

@@ -95,7 +95,7 @@ def load_document(path: str | Path, *, sentences: bool = True, sections: bool = 
         for s in update.get("sections", doc.sections):
             cuts.add(s.start)
         for _, end, _ in find_headings(doc.text):
-            if doc.text[end : end + 1] in ("\n", ":"):
+            if doc.text[end : end + 1] in ("\n", "\r", "\f", ":"):
                 cuts.add(end + (doc.text[end] == ":"))
     if sentences and not doc.sentences:
         update["sentences"] = tuple(_cut(doc.text, split_sentences(doc.text), cuts))

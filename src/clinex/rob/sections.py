@@ -68,7 +68,7 @@ def _pattern() -> re.Pattern[str]:
                 variants.append(plain.upper())
         alts.append(f"(?P<{label}>{'|'.join(variants)})")
     # the look-ahead lets the scan skip lower-case positions fast
-    return re.compile(rf"(?=[A-Z\d])(?<![A-Za-z\d]){_NUMBER}(?:{'|'.join(alts)})")
+    return re.compile(rf"(?=[A-Z\d])(?<![A-Za-z]){_NUMBER}(?:{'|'.join(alts)})")
 
 
 _HEADING = _pattern()
@@ -82,7 +82,7 @@ def _starts_ok(text: str, i: int) -> bool:
     while j >= 0 and text[j] in " \t":
         j -= 1
         spaces += 1
-    if j < 0 or text[j] == "\n":
+    if j < 0 or text[j] in "\n\r\f":
         return True
     if text[j] in ".:;)]" or text[j].isdigit():
         return True
@@ -96,7 +96,7 @@ def _ends_ok(text: str, end: int) -> tuple[bool, bool]:
     c = text[end]
     if c == ":":
         return True, True
-    if c == "\n":
+    if c in "\n\r\f":
         return True, False
     if c.isupper() or c.isdigit():
         return True, False
@@ -104,7 +104,7 @@ def _ends_ok(text: str, end: int) -> tuple[bool, bool]:
         k = end
         while k < len(text) and text[k] in " \t":
             k += 1
-        return (k >= len(text) or text[k] == "\n"), False
+        return (k >= len(text) or text[k] in "\n\r\f"), False
     return False, False
 
 
