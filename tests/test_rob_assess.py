@@ -250,3 +250,25 @@ def test_cli_assess_writes_all_outputs_and_skips_bad_files(cli, tmp_path, monkey
     assert none.code == 2
     assert "none of the 2 input(s) could be assessed" in none.stderr
     assert "missing.txt" in none.stderr
+
+
+def test_public_api_exports():
+    import clinex.rob
+
+    assert clinex.rob.__all__ == [
+        "assess", "assess_path", "write_json", "read_json", "write_html", "plot_traffic_light",
+        "Evidence", "SQAnswer", "DomainResult", "TrialAssessment",
+    ]  # fmt: skip
+    for name in clinex.rob.__all__:
+        assert getattr(clinex.rob, name) is not None
+    assert callable(clinex.rob.assess)
+
+
+def test_cli_unknown_model_is_exit_2(cli, tmp_path):
+    pytest.importorskip("clinex.rob.evidence")
+    trial = tmp_path / "trial.txt"
+    trial.write_text(TRIAL_TXT, encoding="utf-8")
+    res = cli("rob", "assess", str(trial), "-o", str(tmp_path / "out"), "--model", "no-such-model")
+    assert res.code == 2
+    assert "CLX006" in res.stderr and "no-such-model" in res.stderr
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

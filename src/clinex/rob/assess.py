@@ -196,11 +196,12 @@ def assess(
     Examples
     --------
     >>> from clinex.text import Document
-    >>> class AllNI:
+    >>> class Silent:  # a model that finds nothing: every question is NI
     ...     def predict(self, doc):
     ...         return {}
-    >>> assess(Document(id="t1", text="A randomised trial."), AllNI()).overall
-    'Some concerns'
+    >>> result = assess(Document(id="t1", text="A randomised trial."), Silent())
+    >>> [d.risk for d in result.domains], result.overall
+    (['Some concerns', 'High', 'High', 'High', 'Some concerns'], 'High')
     """
     if model is None:
         model = default_model()
