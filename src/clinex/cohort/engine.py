@@ -1,0 +1,386 @@
+"""The screening engine: one interpreter for every criterion file.
+
+For each patient the engine
+
+1. runs the medspaCy pipeline (:mod:`clinex.cohort.nlp`) over each record, giving
+   sentences, sections and concept targets with their ConText modifiers;
+2. turns each target into a *mention* of every concept whose phrases include it,
+   and keeps it when none of the concept's excluded modifiers, sections or
+   context patterns apply and, for time-windowed concepts, when its event date
+   (:func:`clinex.cohort.timeline.event_date`) lies within the window counted back
+   from "now", the latest record date;
+3. reads lab values (:mod:`clinex.cohort.labs`) for every lab spec;
+4. evaluates each criterion's boolean rule over its concepts and labs, and
+   returns a :class:`~clinex.cohort.types.Decision` with the evidence (record
+   date, sentence offsets into ``Patient.text``, the rule that fired).
+
+A patient without any record date has no "now": windowed concepts then count
+only mentions in the last record (documented fallback). A patient with empty
+text gets every criterion's default label and no evidence.
+
+References
+----------
+.. [1] Stubbs A, Filannino M, Soysal E, Henry S, Uzuner Ö. Cohort selection for
+   clinical trials: n2c2 2018 shared task track 1. JAMIA 2019;26(11):1163-1171
+   (criteria; most systems were rule-based with negation and time handling).
+.. [2] Harkema H, et al. ConText. J Biomed Inform 2009;42(5):839-851.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from clinex.cohort.criteria import AllOf, AnyOf, AtLeast, ConceptSpec, Criterion, LabSpec, Not, Rule, load_criteria
+from clinex.cohort.labs import find_lab_values, lab_holds
+from clinex.cohort.timeline import event_date, within_window
+from clinex.cohort.types import Decision, Evidence, Patient
+from clinex.errors import ModelError
+from clinex.text import Fragment, Span
+
+__all__ = ["Mention", "ScreeningEngine"]
+
+_MAX_EVIDENCE = 5
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A concept mention in one sentence (internal; offsets into ``Patient.text``)."""
+
+    criterion: str
+    concept: str
+    term: str
+    record: int
+    record_date: dt.date | None
+    event_date: dt.date | None
+    dated: str
+    start: int
+    end: int
+    sent_start: int
+    sent_end: int
+    against: bool
+    modifiers: frozenset[str]
+    section: str | None
+
+
+@dataclass
+class _Compiled:
+    crit: Criterion
+    exclude: dict[str, re.Pattern[str] | None] = field(default_factory=dict)
+    require: dict[str, re.Pattern[str] | None] = field(default_factory=dict)
+    against: dict[str, re.Pattern[str] | None] = field(default_factory=dict)
+
+
+def _alt(patterns: Sequence[str]) -> re.Pattern[str] | None:
+    if not patterns:
+        return None
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.I)
+
+
+class ScreeningEngine:
+    """Screen patients against declarative criteria.
+
+    Parameters
+    ----------
+    criteria : str, Path, iterable of them, or list of Criterion, default "n2c2"
+        Criterion set name(s), files or folders (see
+        :func:`clinex.cohort.criteria.load_criteria`), or loaded criteria.
+    batch_size : int, default 32
+        Records per ``nlp.pipe`` batch.
+
+    Attributes
+    ----------
+    criteria_ : list of Criterion
+        Set by :meth:`fit` (called lazily by :meth:`screen`).
+    nlp_ : spacy.language.Language
+        The cached medspaCy pipeline for these criteria's phrases.
+
+    Examples
+    --------
+    >>> engine = ScreeningEngine("n2c2")          # doctest: +SKIP
+    >>> engine.screen(patient)["HBA1C"].label     # doctest: +SKIP
+    'met'
+    """
+
+    def __init__(self, criteria: str | Path | Iterable[str | Path] | Sequence[Criterion] = "n2c2", batch_size: int = 32) -> None:
+        self.criteria = criteria
+        self.batch_size = batch_size
+
+    # ------------------------------------------------------------------ setup
+    def fit(self, patients: Iterable[Patient] | None = None) -> "ScreeningEngine":
+        """Load and compile the criteria and build (or fetch) the pipeline.
+
+        Nothing is learned from ``patients`` (rules only); the argument exists for
+        the estimator interface.
+        """
+        from clinex.cohort.nlp import get_nlp
+
+        crits = self.criteria
+        if isinstance(crits, Sequence) and not isinstance(crits, str) and crits and all(isinstance(c, Criterion) for c in crits):
+            loaded = list(crits)  # type: ignore[arg-type]
+        else:
+            loaded = load_criteria(crits)  # type: ignore[arg-type]
+        self.criteria_ = loaded
+        self.compiled_ = []
+        self.phrase_index_: dict[str, list[tuple[int, str, str]]] = {}
+        for i, c in enumerate(loaded):
+            comp = _Compiled(c)
+            for name, spec in c.concepts.items():
+                comp.exclude[name] = _alt(spec.exclude_context)
+                comp.require[name] = _alt(spec.require_context)
+                comp.against[name] = _alt(spec.against_context)
+                for phrase, canon in spec.term_map().items():
+                    self.phrase_index_.setdefault(phrase, []).append((i, name, canon))
+            self.compiled_.append(comp)
+        self.nlp_ = get_nlp(self.phrase_index_)
+        return self
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "criteria_"):
+            raise ModelError("ScreeningEngine is not fitted yet; call 'fit' (or 'screen', which fits).")
+
+    @property
+    def criterion_names(self) -> list[str]:
+        """Names of the loaded criteria, in order."""
+        if not hasattr(self, "criteria_"):
+            self.fit()
+        return [c.name for c in self.criteria_]
+
+    # ------------------------------------------------------------------ public
+    def screen(self, patient: Patient) -> dict[str, Decision]:
+        """Decide every criterion for one patient.
+
+        Parameters
+        ----------
+        patient : Patient
+
+        Returns
+        -------
+        dict of str to Decision
+            Keyed by criterion name, in the criteria's order.
+        """
+        return next(iter(self.screen_many([patient])))[1]
+
+    def screen_many(self, patients: Iterable[Patient]) -> Iterator[tuple[Patient, dict[str, Decision]]]:
+        """Screen many patients, piping their records through spaCy in batches.
+
+        Yields
+        ------
+        (Patient, dict of str to Decision)
+            In input order.
+        """
+        if not hasattr(self, "criteria_"):
+            self.fit()
+        buf: list[Patient] = []
+        n_rec = 0
+        for p in patients:
+            buf.append(p)
+            n_rec += max(1, len(p.records))
+            if n_rec >= self.batch_size:
+                yield from self._screen_batch(buf)
+                buf, n_rec = [], 0
+        if buf:
+            yield from self._screen_batch(buf)
+
+    # ------------------------------------------------------------------ internals
+    def _records(self, p: Patient) -> list[tuple[int, int, dt.date | None]]:
+        if p.records:
+            return [(r.start, r.end, r.date) for r in p.records]
+        return [(0, len(p.text), None)] if p.text.strip() else []
+
+    def _screen_batch(self, patients: list[Patient]) -> Iterator[tuple[Patient, dict[str, Decision]]]:
+        jobs = [(pi, ri, rec) for pi, p in enumerate(patients) for ri, rec in enumerate(self._records(p))]
+        texts = (patients[pi].text[s:e] for pi, _, (s, e, _d) in jobs)
+        mentions: list[list[Mention]] = [[] for _ in patients]
+        for (pi, ri, (s, e, date)), doc in zip(jobs, self.nlp_.pipe(texts, batch_size=self.batch_size)):
+            p = patients[pi]
+            last = ri == len(self._records(p)) - 1
+            mentions[pi].extend(self._doc_mentions(doc, s, ri, date, p.now, last))
+        for pi, p in enumerate(patients):
+            yield p, self._decide(p, mentions[pi])
+
+    def _doc_mentions(self, doc, offset: int, ri: int, rdate, now, last: bool) -> list[Mention]:  # type: ignore[no-untyped-def]
+        from clinex.cohort.nlp import SPAN_GROUP
+
+        out: list[Mention] = []
+        spans = doc.spans[SPAN_GROUP] if SPAN_GROUP in doc.spans else []
+        for span in spans:
+            key = span.text.lower()
+            entries = self.phrase_index_.get(key)
+            if entries is None:
+                entries = self.phrase_index_.get(" ".join(key.split()), [])
+            if not entries:
+                continue
+            sent = span.sent
+            s_start, s_end = sent.start_char, sent.end_char
+            stext = doc.text[s_start:s_end]
+            while stext and stext[-1].isspace():
+                stext = stext[:-1]
+            s_end = s_start + len(stext)
+            mods = frozenset(m.category for m in span._.modifiers)
+            section = span._.section_category
+            edate, how = event_date(stext, rdate if rdate is not None else (now if last else None), span.start_char - s_start)
+            for ci, concept, canon in entries:
+                comp = self.compiled_[ci]
+                ag = comp.against[concept]
+                out.append(
+                    Mention(
+                        criterion=comp.crit.name,
+                        concept=concept,
+                        term=canon,
+                        record=ri,
+                        record_date=rdate,
+                        event_date=edate,
+                        dated=how,
+                        start=offset + span.start_char,
+                        end=offset + span.end_char,
+                        sent_start=offset + s_start,
+                        sent_end=offset + s_end,
+                        against=bool(ag is not None and ag.search(stext)),
+                        modifiers=mods,
+                        section=section,
+                    )
+                )
+        return out
+
+    def _valid(self, comp: _Compiled, spec: ConceptSpec, m: Mention, text: str, now, n_records: int) -> bool:  # type: ignore[no-untyped-def]
+        if m.section is not None and m.section in spec.exclude_sections:
+            return False
+        if m.against:
+            return "FAMILY" not in m.modifiers or "FAMILY" not in spec.exclude_modifiers
+        if m.modifiers.intersection(spec.exclude_modifiers):
+            return False
+        stext = text[m.sent_start : m.sent_end]
+        ex = comp.exclude[m.concept]
+        if ex is not None and ex.search(stext):
+            return False
+        req = comp.require[m.concept]
+        if req is not None and not req.search(stext):
+            return False
+        if spec.window_days is not None:
+            if now is None:
+                return m.record == n_records - 1
+            if not within_window(m.event_date, now, spec.window_days):
+                return False
+        return True
+
+    def _concept(self, comp: _Compiled, name: str, spec: ConceptSpec, ms: list[Mention], p: Patient, n_records: int) -> tuple[bool, list[Mention]]:
+        if spec.window_days is not None:
+            ms = self._propagate_dates(spec, ms)
+        valid = [m for m in ms if self._valid(comp, spec, m, p.text, p.now, n_records)]
+        pos = [m for m in valid if not m.against]
+        if spec.resolve == "latest":
+            if not valid:
+                return False, []
+            latest = max(m.record for m in valid)
+            in_latest = [m for m in valid if m.record == latest]
+            if any(m.against for m in in_latest):
+                return False, [m for m in in_latest if m.against]
+            pos = in_latest
+        terms = {m.term for m in pos}
+        return len(terms) >= spec.distinct, pos
+
+    @staticmethod
+    def _propagate_dates(spec: ConceptSpec, ms: list[Mention]) -> list[Mention]:
+        """Undated mentions take the latest relative-time event date of the same concept in their record.
+
+        "10 weeks after her STEMI ... CAD s/p recent STEMI": both sentences report
+        one event, dated by the first.
+        """
+        explicit: dict[int, dt.date] = {}
+        for m in ms:
+            if m.dated == "relative" and m.event_date is not None and not m.modifiers.intersection(("NEGATED_EXISTENCE", "FAMILY", "HYPOTHETICAL")):
+                if m.record not in explicit or m.event_date > explicit[m.record]:
+                    explicit[m.record] = m.event_date
+        if not explicit:
+            return ms
+        return [
+            dataclasses.replace(m, event_date=explicit[m.record]) if (m.dated == "record" and m.record in explicit) else m
+            for m in ms
+        ]
+
+    def _lab(self, name: str, spec: LabSpec, p: Patient, crit: Criterion) -> tuple[bool, list[Evidence]]:
+        ev: list[Evidence] = []
+        now = p.now
+        for s, e, date in self._records(p):
+            if spec.window_days is not None and not (within_window(date, now, spec.window_days) or (now is None and s == self._records(p)[-1][0])):
+                continue
+            for v in find_lab_values(p.text, spec, s, e):
+                if lab_holds(v, spec):
+                    ls = p.text.rfind("\n", s, v.name_start) + 1
+                    le = p.text.find("\n", v.end, e)
+                    le = e if le < 0 else le
+                    ev.append(
+                        Evidence(
+                            span=Span(fragments=(Fragment(start=ls, end=le, text=p.text[ls:le]),), label=crit.name, source=crit.rule_id),
+                            record_date=date,
+                            rule=f"{crit.name}.{name}:value={v.raw}" + (f" (ULN {v.ref_high:g})" if v.ref_high is not None else ""),
+                            value=round(v.value, 4),
+                        )
+                    )
+        return bool(ev), ev
+
+    def _eval(self, rule: Rule, results: dict[str, tuple[bool, list[Evidence]]]) -> tuple[bool, list[Evidence]]:
+        if isinstance(rule, str):
+            return results[rule]
+        if isinstance(rule, AnyOf):
+            parts = [self._eval(r, results) for r in rule.any_of]
+            return any(ok for ok, _ in parts), [e for ok, ev in parts if ok for e in ev]
+        if isinstance(rule, AllOf):
+            parts = [self._eval(r, results) for r in rule.all_of]
+            return all(ok for ok, _ in parts), [e for ok, ev in parts if ok for e in ev]
+        if isinstance(rule, AtLeast):
+            parts = [self._eval(r, results) for r in rule.of]
+            return sum(ok for ok, _ in parts) >= rule.at_least, [e for ok, ev in parts if ok for e in ev]
+        if isinstance(rule, Not):
+            ok, ev = self._eval(rule.not_, results)
+            return not ok, ev
+        raise TypeError(f"unknown rule type {type(rule).__name__}")  # pragma: no cover
+
+    def _decide(self, p: Patient, mentions: list[Mention]) -> dict[str, Decision]:
+        by_key: dict[tuple[str, str], list[Mention]] = {}
+        for m in mentions:
+            by_key.setdefault((m.criterion, m.concept), []).append(m)
+        n_records = len(self._records(p))
+        out: dict[str, Decision] = {}
+        for comp in self.compiled_:
+            c = comp.crit
+            results: dict[str, tuple[bool, list[Evidence]]] = {}
+            for name, spec in c.concepts.items():
+                ok, ms = self._concept(comp, name, spec, by_key.get((c.name, name), []), p, n_records)
+                results[name] = (ok, [self._evidence(p, c, name, m) for m in ms])
+            for name, lspec in c.labs.items():
+                results[name] = self._lab(name, lspec, p, c)
+            holds, ev = self._eval(c.rule, results)
+            label = c.when_true if holds else c.otherwise
+            seen: set[tuple[int, int, str]] = set()
+            uniq = []
+            for e in ev:
+                k = (e.span.start, e.span.end, e.rule)
+                if k not in seen:
+                    seen.add(k)
+                    uniq.append(e)
+            out[c.name] = Decision(
+                criterion=c.name,
+                label=label,
+                score=1.0 if label == "met" else 0.0,
+                evidence=tuple(uniq[:_MAX_EVIDENCE]) if holds else (),
+            )
+        return out
+
+    @staticmethod
+    def _evidence(p: Patient, c: Criterion, concept: str, m: Mention) -> Evidence:
+        kind = "against" if m.against else "term"
+        return Evidence(
+            span=Span(
+                fragments=(Fragment(start=m.sent_start, end=m.sent_end, text=p.text[m.sent_start : m.sent_end]),),
+                label=c.name,
+                source=c.rule_id,
+            ),
+            record_date=m.record_date,
+            rule=f"{c.name}.{concept}:{kind}={m.term}@{m.start}-{m.end}",
+        )

@@ -1,0 +1,255 @@
+"""Lab values in free text and tables: analyte, value, unit and reference range.
+
+:func:`find_lab_values` scans a text for an analyte's names (regular expressions
+from a criterion's :class:`~clinex.cohort.criteria.LabSpec`) and reads the numbers
+that follow on the same line:
+
+* ``HbA1c 7.2%``, ``A1C: 8.1``, ``Hgb A1c 6.4 (H)``, ``Cr 1.6 today`` → one value;
+* ``creatinine has risen from 1.4 in 2081 to 1.8``, ``1.1 -> peak 2.4`` → several
+  values (four-digit years are skipped);
+* ``Creatinine stable 1.2-1.3`` (a range before any value) → two values;
+* ``Creatinine  1.3  0.7-1.3  mg/dL`` (table row), ``1.4 mg/dl (0.6-1.3)``,
+  ``1.2 (H, ref 0.5-1.1)`` → a value with a printed reference range (upper limit
+  1.3, 1.3, 1.1);
+* ``168 umol/L (ref 60-110)`` → converted with the spec's factor (÷ 88.4 gives
+  1.90 mg/dL; the range is converted alike);
+* thresholds are not results: a number after ``<``, ``>``, ``goal``, ``target``,
+  ``above``, ``below`` is skipped, and a name preceded by an ``exclude_before``
+  hit (``goal A1c``, ``urine creatinine``, ``if A1c``) is skipped altogether.
+
+Reading stops at the end of the line, at 80 characters, or at the next word that
+is followed by its own number and is not a connective (``Cr 1.2, Glu 174`` stops
+before ``Glu``).
+
+References
+----------
+.. [1] n2c2 2018 Track 1 guideline (synthetic corpus GUIDELINE.md), "CREATININE"
+   (printed range's upper limit, else 1.5 mg/dL; µmol/L ÷ 88.4) and "HBA1C"
+   (6.5 ≤ value ≤ 9.5 %, targets are not results).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from clinex.cohort.criteria import LabSpec
+
+__all__ = ["LabValue", "find_lab_values", "lab_holds"]
+
+_NUM = r"\d+(?:\.\d+)?|\.\d+"
+_TOKEN = re.compile(
+    rf"(?P<range>(?:{_NUM})\s*(?:-|–|to)\s*(?:{_NUM})(?![\d/]))"
+    rf"|(?P<num>(?:{_NUM})(?![\d/]))"
+    r"|(?P<date>\d+/\d+(?:/\d+)?)"
+    r"|(?P<word>[A-Za-zµ%][A-Za-z0-9µ%/.]*)"
+    r"|(?P<cmp><=|>=|<|>|≤|≥)"
+    r"|(?P<punct>[,;:()\[\]=~]|->|→)",
+)
+#: Words after which the next number is a threshold, not a result.
+_THRESHOLD_WORDS = {"goal", "target", "above", "below", "over", "under", "less", "greater", "than", "<", ">", "<=", ">=", "≤", "≥", "x"}
+#: Words that may stand between a name and its values without ending the reading.
+_CONNECTIVES = {
+    "from", "to", "peak", "peaked", "now", "was", "is", "of", "stable", "baseline", "up", "down",
+    "rose", "risen", "increased", "decreased", "h", "l", "high", "low", "ref", "range", "reference",
+    "today", "on", "admission", "at", "has", "had", "then", "and", "level", "value", "result",
+    "results", "in", "last", "latest", "recent", "most", "improved", "worsened", "repeat", "hi",
+    "mg/dl", "%", "umol/l", "µmol/l", "mmol/l", "with", "flag", "the", "a", "checked", "about",
+    "approximately", "remained", "remains", "still", "nadir", "max", "min", "discharge", "prior",
+    "previous", "previously", "initial", "initially", "normal", "abnormal", "ul", "ll",
+}
+_REF_WORDS = {"ref", "range", "reference", "normal", "nl"}
+
+
+@dataclass(frozen=True)
+class LabValue:
+    """One lab value found in text.
+
+    Attributes
+    ----------
+    value : float
+        In the spec's unit (converted when another unit was printed).
+    raw : str
+        The number as printed.
+    unit : str or None
+        The printed unit, lower-cased, if any.
+    ref_high : float or None
+        Upper limit of the printed reference range, in the spec's unit.
+    start, end : int
+        Character offsets of the number in the scanned text (half-open).
+    name_start, name_end : int
+        Offsets of the analyte name.
+    """
+
+    value: float
+    raw: str
+    unit: str | None
+    ref_high: float | None
+    start: int
+    end: int
+    name_start: int
+    name_end: int
+
+
+@lru_cache(maxsize=256)
+def _compile(names: tuple[str, ...], before: tuple[str, ...], after: tuple[str, ...]):
+    name_re = re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(f"(?:{n})" for n in names) + r")(?![A-Za-z])", re.I)
+    before_re = re.compile("|".join(f"(?:{b})" for b in before), re.I) if before else None
+    after_re = re.compile(r"\s*(?:" + "|".join(f"(?:{a})" for a in after) + ")", re.I) if after else None
+    return name_re, before_re, after_re
+
+
+def _convert(raw: float, unit: str | None, spec: LabSpec) -> tuple[float | None, float]:
+    """Return (value in spec unit or None if implausible, factor used)."""
+    lo, hi = spec.plausible
+    if unit is not None:
+        factor = spec.conversions.get(unit.lower())
+        if factor is not None:
+            v = raw * factor
+            return (v if lo <= v <= hi else None), factor
+    if lo <= raw <= hi:
+        return raw, 1.0
+    if unit is None:
+        for factor in spec.conversions.values():
+            v = raw * factor
+            if lo <= v <= hi:
+                return v, factor
+    return None, 1.0
+
+
+def _unit_after(text: str, pos: int, spec: LabSpec) -> str | None:
+    m = re.match(r"\s*([%]|[A-Za-zµ]+/[A-Za-z0-9.]+|[A-Za-zµ]+)", text[pos : pos + 20])
+    if not m:
+        return None
+    u = m.group(1).lower()
+    if u == spec.unit.lower() or u in spec.conversions:
+        return u
+    return None
+
+
+def find_lab_values(text: str, spec: LabSpec, start: int = 0, end: int | None = None) -> list[LabValue]:
+    """Find the values of one analyte in ``text[start:end]``.
+
+    Parameters
+    ----------
+    text : str
+        The text (a patient's whole text or one record); offsets refer to it.
+    spec : LabSpec
+        Names, exclusions, unit, conversions and plausible range.
+    start, end : int
+        Character range to scan (half-open); ``end=None`` is the end of the text.
+
+    Returns
+    -------
+    list of LabValue
+        In text order; values outside ``spec.plausible`` are dropped.
+    """
+    end = len(text) if end is None else end
+    name_re, before_re, after_re = _compile(tuple(spec.names), tuple(spec.exclude_before), tuple(spec.exclude_after))
+    out: list[LabValue] = []
+    for m in name_re.finditer(text, start, end):
+        line_start = text.rfind("\n", start, m.start()) + 1
+        pre = text[max(line_start, m.start() - 25) : m.start()]
+        if before_re is not None and before_re.search(pre):
+            continue
+        if after_re is not None and after_re.match(text, m.end()):
+            continue
+        line_end = text.find("\n", m.end(), end)
+        seg_end = min(end if line_end < 0 else line_end, m.end() + 80)
+        out.extend(_read_values(text, m.end(), seg_end, spec, m.start(), m.end()))
+    return out
+
+
+def _read_values(text: str, pos: int, seg_end: int, spec: LabSpec, ns: int, ne: int) -> list[LabValue]:
+    values: list[LabValue] = []
+    skip_next = False
+    pending_ref = False
+    last_word = None
+    for t in _TOKEN.finditer(text, pos, seg_end):
+        kind = t.lastgroup
+        s = t.group()
+        if kind == "word":
+            w = s.lower().rstrip(".")
+            if w not in _CONNECTIVES and w != spec.unit.lower() and w not in spec.conversions:
+                # another analyte or prose: stop if it carries its own number
+                nxt = re.match(r"\s*[:=]?\s*(\d)", text[t.end() : seg_end])
+                if nxt and values:
+                    break
+            if w in _THRESHOLD_WORDS:
+                skip_next = True
+            if w in _REF_WORDS:
+                pending_ref = True
+            last_word = w
+            continue
+        if kind == "cmp":
+            skip_next = True
+            continue
+        if kind == "punct":
+            if s in (";",) and values:
+                break
+            continue
+        if kind == "date":
+            continue
+        if kind == "range":
+            lo_s, hi_s = re.split(r"\s*(?:-|–|to)\s*", s, maxsplit=1)
+            if skip_next:
+                skip_next = False
+                continue
+            if values or pending_ref:
+                unit = _unit_after(text, t.end(), spec)
+                factor = 1.0
+                if values:
+                    unit = unit or values[-1].unit
+                _, factor = _convert(float(values[-1].raw) if values else float(hi_s), unit, spec)
+                hi = float(hi_s) * factor
+                if values and values[-1].ref_high is None:
+                    v = values[-1]
+                    values[-1] = LabValue(v.value, v.raw, v.unit, hi, v.start, v.end, v.name_start, v.name_end)
+                pending_ref = False
+                continue
+            # "stable 1.2-1.3": a range of results
+            unit = _unit_after(text, t.end(), spec)
+            hi_start = t.start() + s.rfind(hi_s)
+            for raw, off in ((lo_s, t.start()), (hi_s, hi_start)):
+                v, _ = _convert(float(raw), unit, spec)
+                if v is not None:
+                    values.append(LabValue(v, raw, unit, None, off, off + len(raw), ns, ne))
+            continue
+        # a number
+        if skip_next:
+            skip_next = False
+            continue
+        raw_f = float(s)
+        if re.fullmatch(r"(19|20)\d\d", s):
+            continue
+        if pending_ref:
+            pending_ref = False
+            continue
+        unit = _unit_after(text, t.end(), spec)
+        v, _ = _convert(raw_f, unit, spec)
+        if v is None:
+            if values:
+                break
+            continue
+        values.append(LabValue(v, s, unit, None, t.start(), t.end(), ns, ne))
+    return values
+
+
+def lab_holds(value: LabValue, spec: LabSpec) -> bool:
+    """Whether one value meets the spec's threshold.
+
+    ``between`` is inclusive at both ends; ``below``/``above`` are strict; with
+    ``above_reference`` the printed range's upper limit replaces ``above`` when
+    there is one (a value equal to it is not above it).
+    """
+    v = value.value
+    if spec.between is not None and not (spec.between[0] <= v <= spec.between[1]):
+        return False
+    if spec.below is not None and not v < spec.below:
+        return False
+    if spec.above is not None:
+        limit = value.ref_high if (spec.above_reference and value.ref_high is not None) else spec.above
+        if not v > limit + 1e-9:
+            return False
+    return True

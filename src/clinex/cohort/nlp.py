@@ -1,0 +1,154 @@
+"""The medspaCy pipeline of the screening engine, built once per set of criteria.
+
+The pipeline is ``spacy.blank("en")`` followed by
+
+1. ``clinex_line_sentencizer`` — a rule-based sentence splitter aware of clinical
+   layout: a line break starts a new sentence unless the next line continues the
+   previous one (it starts in lower case, or it is indented and is not a list
+   item); ``.``, ``?`` and ``!`` followed by a capital or digit also split.
+2. ``medspacy_target_matcher`` — one literal (case-insensitive) rule per phrase of
+   every criterion concept, written to the span group ``clinex_targets`` (spans may
+   overlap: "aspirin" is a concept of two criteria).
+3. ``medspacy_sectionizer`` — medspaCy's default section headers (``Family
+   History:`` → ``family_history``), so that family-history mentions can be voided.
+4. ``medspacy_context`` — medspaCy's default ConText rules plus clinex's own
+   (``resources/context/clinex_context_rules.json``: family members, plans,
+   recommendations, stops), giving each target its modifiers (NEGATED_EXISTENCE,
+   FAMILY, HISTORICAL, HYPOTHETICAL, POSSIBLE_EXISTENCE, PLANNED, ...).
+
+No PyRuSH (its sentence splitter is ~5x slower on these notes and prints debugging
+output); no statistical model (none is needed, and none may be downloaded).
+
+References
+----------
+.. [1] Eyre H, Chapman AB, Peterson KS, et al. Launching into clinical space with
+   medspaCy: a new clinical text processing toolkit in Python. AMIA Annu Symp Proc
+   2021:438-447 (sectionizer, target matcher, ConText).
+.. [2] Harkema H, Dowling JN, Thornblade T, Chapman WW. ConText: an algorithm for
+   determining negation, experiencer, and temporal status from clinical reports.
+   J Biomed Inform 2009;42(5):839-851.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterable
+from importlib import resources
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from spacy.language import Language
+
+__all__ = ["SPAN_GROUP", "build_nlp", "get_nlp", "context_rules_path"]
+
+#: Name of the span group that holds the concept targets.
+SPAN_GROUP = "clinex_targets"
+
+_CACHE: dict[tuple[tuple[str, str], ...], "Language"] = {}
+_LOCK = threading.Lock()
+_BULLET = re.compile(r"\s*(?:[-*•]|\d{1,2}[.)]|[A-Za-z][.)]\s)")
+
+
+def context_rules_path() -> str:
+    """Path of clinex's additional ConText rules (medspaCy JSON format)."""
+    return str(resources.files("clinex.resources") / "context" / "clinex_context_rules.json")
+
+
+def _register_sentencizer() -> None:
+    from spacy.language import Language
+
+    if "clinex_line_sentencizer" in Language.factories:
+        return
+
+    @Language.component("clinex_line_sentencizer")
+    def line_sentencizer(doc):  # type: ignore[no-untyped-def]
+        """Set ``is_sent_start`` from line layout and end punctuation."""
+        text = doc.text
+        prev = None
+        for i, tok in enumerate(doc):
+            if i == 0:
+                tok.is_sent_start = True
+                prev = tok
+                continue
+            start = False
+            if "\n" in prev.text or prev.whitespace_.count("\n"):
+                nl = prev.text.count("\n") + prev.whitespace_.count("\n")
+                if nl >= 2:
+                    start = True
+                else:
+                    line_start = text.rfind("\n", 0, tok.idx) + 1
+                    line = text[line_start : line_start + 12]
+                    indented = line[:1] in (" ", "\t")
+                    if tok.text[:1].islower() and not _BULLET.match(line):
+                        start = False
+                    elif indented and not _BULLET.match(line):
+                        start = False
+                    else:
+                        start = True
+            elif prev.text in (".", "?", "!") and (tok.text[:1].isupper() or tok.text[:1].isdigit()):
+                start = True
+            elif prev.is_space:
+                start = False
+            tok.is_sent_start = start
+            prev = tok
+        return doc
+
+
+def build_nlp(phrases: Iterable[str]) -> "Language":
+    """Build a fresh pipeline whose target matcher knows ``phrases``.
+
+    Parameters
+    ----------
+    phrases : iterable of str
+        Literal phrases (matched case-insensitively on token boundaries). Each is
+        added with the label ``"TARGET"``; the engine maps a match back to its
+        criteria and concepts by its lower-cased text.
+
+    Returns
+    -------
+    spacy.language.Language
+    """
+    import medspacy  # noqa: F401  (registers the factories)
+    import spacy
+    from medspacy.context import ConTextRule
+    from medspacy.target_matcher import TargetRule
+
+    _register_sentencizer()
+    nlp = spacy.blank("en")
+    nlp.add_pipe("clinex_line_sentencizer")
+    matcher = nlp.add_pipe(
+        "medspacy_target_matcher", config={"result_type": "group", "span_group_name": SPAN_GROUP, "prune": False}
+    )
+    matcher.add([TargetRule(p, "TARGET") for p in sorted(set(phrases))])
+    nlp.add_pipe("medspacy_sectionizer", config={"input_span_type": "group", "span_group_name": SPAN_GROUP})
+    context = nlp.add_pipe(
+        "medspacy_context",
+        config={"input_span_type": "group", "span_group_name": SPAN_GROUP, "max_scope": 12},
+    )
+    with open(context_rules_path(), encoding="utf-8") as fh:
+        extra = json.load(fh)["context_rules"]
+    context.add([ConTextRule.from_dict(r) for r in extra])
+    return nlp
+
+
+def get_nlp(phrases: Iterable[str]) -> "Language":
+    """The cached pipeline for this set of phrases (built on first use).
+
+    Parameters
+    ----------
+    phrases : iterable of str
+        As in :func:`build_nlp`.
+
+    Returns
+    -------
+    spacy.language.Language
+        The same object for the same phrase set, for the life of the process.
+    """
+    key = tuple(sorted((p, "TARGET") for p in set(phrases)))
+    with _LOCK:
+        nlp = _CACHE.get(key)
+        if nlp is None:
+            nlp = _CACHE[key] = build_nlp(p for p, _ in key)
+    return nlp

@@ -1,0 +1,221 @@
+"""The screening API: ``screen(patient)`` and whole-folder runs with writers.
+
+:func:`screen` decides the criteria for one patient; :func:`screen_paths` reads
+n2c2 XML files, note folders or folders of them, screens every readable patient
+(one bad patient is reported and skipped, the others are still screened) and
+writes n2c2 XML (TAGS filled), JSON or CSV.
+
+Output formats (chosen by ``--output``):
+
+* a folder (existing, or a path without suffix) → one ``<id>.xml`` per patient,
+  n2c2 format with the ``<TAGS>`` filled (the input files are never overwritten);
+* ``*.json`` → one object ``{patient_id: {criterion: {label, score, evidence: [...]}}}``;
+* ``*.jsonl`` → one line per patient;
+* ``*.csv`` → one row per patient × criterion × evidence sentence, with columns
+  ``patient, criterion, label, score, record_date, start, end, rule, value, sentence``.
+
+References
+----------
+.. [1] Stubbs A, Filannino M, Soysal E, Henry S, Uzuner Ö. Cohort selection for
+   clinical trials: n2c2 2018 shared task track 1. JAMIA 2019;26(11):1163-1171.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from clinex.cohort.types import Decision, Patient
+from clinex.errors import ClinexError, InputError
+
+__all__ = ["screen", "get_engine", "screen_paths", "decisions_to_dict", "write_decisions"]
+
+_ENGINES: dict[tuple[str, ...], object] = {}
+
+
+def get_engine(criteria: str | Path | Sequence[str | Path] = "n2c2"):  # type: ignore[no-untyped-def]
+    """The cached, fitted :class:`~clinex.cohort.engine.ScreeningEngine` for ``criteria``."""
+    from clinex.cohort.engine import ScreeningEngine
+
+    specs = [criteria] if isinstance(criteria, (str, Path)) else list(criteria)
+    key = tuple(str(Path(s).resolve()) if Path(s).exists() else str(s) for s in specs)
+    eng = _ENGINES.get(key)
+    if eng is None:
+        eng = _ENGINES[key] = ScreeningEngine(specs).fit()
+    return eng
+
+
+def screen(patient: Patient, criteria: str | Path | Sequence[str | Path] = "n2c2") -> dict[str, Decision]:
+    """Decide each criterion for one patient.
+
+    Parameters
+    ----------
+    patient : Patient
+        E.g. from :func:`clinex.io.n2c2_xml.read_patient`.
+    criteria : str, Path or list of them, default "n2c2"
+        The packaged set name, or criterion files / folders of your own.
+
+    Returns
+    -------
+    dict of str to Decision
+        Criterion name → decision (label, score, evidence with record date,
+        sentence offsets into ``patient.text`` and the rule that fired).
+
+    Examples
+    --------
+    >>> from clinex.cohort import screen                       # doctest: +SKIP
+    >>> from clinex.io.n2c2_xml import read_patient            # doctest: +SKIP
+    >>> screen(read_patient("001.xml"))["MI-6MOS"].label       # doctest: +SKIP
+    'met'
+    """
+    if not isinstance(patient, Patient):
+        raise InputError(f"screen() needs a Patient, not {type(patient).__name__}")
+    return get_engine(criteria).screen(patient)
+
+
+def decisions_to_dict(decisions: dict[str, Decision]) -> dict[str, dict]:
+    """JSON-ready form: criterion → {label, score, evidence: [{record_date, start, end, sentence, rule, value}]}."""
+    out: dict[str, dict] = {}
+    for name, d in decisions.items():
+        out[name] = {
+            "label": d.label,
+            "score": d.score,
+            "evidence": [
+                {
+                    "record_date": e.record_date.isoformat() if e.record_date else None,
+                    "start": e.span.start,
+                    "end": e.span.end,
+                    "sentence": e.span.text,
+                    "rule": e.rule,
+                    "value": e.value,
+                }
+                for e in d.evidence
+            ],
+        }
+    return out
+
+
+def _kind(output: Path) -> str:
+    suf = output.suffix.lower()
+    if suf in (".json", ".jsonl", ".csv"):
+        return suf[1:]
+    if suf == ".xml":
+        raise InputError("--output for XML is a folder (one <id>.xml per patient), not a .xml file", path=output)
+    if output.exists() and not output.is_dir():
+        raise InputError("output exists and is not a folder; use a .json, .jsonl or .csv file or a folder", path=output)
+    return "xml"
+
+
+def write_decisions(results: Iterable[tuple[Patient, dict[str, Decision]]], output: str | Path) -> int:
+    """Write screening results; returns the number of patients written.
+
+    Raises
+    ------
+    InputError
+        Unsupported output, or writing would overwrite an input file.
+    """
+    output = Path(output)
+    kind = _kind(output)
+    n = 0
+    if kind == "xml":
+        from clinex.io.n2c2_xml import write_patient
+
+        output.mkdir(parents=True, exist_ok=True)
+        for p, dec in results:
+            write_patient(p, output / f"{p.id}.xml", decisions=dec)
+            n += 1
+        return n
+    output.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "json":
+        data = {}
+        for p, dec in results:
+            data[p.id] = decisions_to_dict(dec)
+            n += 1
+        output.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    elif kind == "jsonl":
+        with output.open("w", encoding="utf-8") as fh:
+            for p, dec in results:
+                fh.write(json.dumps({"patient": p.id, "decisions": decisions_to_dict(dec)}, ensure_ascii=False) + "\n")
+                n += 1
+    else:
+        with output.open("w", encoding="utf-8", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["patient", "criterion", "label", "score", "record_date", "start", "end", "rule", "value", "sentence"])
+            for p, dec in results:
+                n += 1
+                for name, d in dec.items():
+                    if not d.evidence:
+                        w.writerow([p.id, name, d.label, d.score, "", "", "", "", "", ""])
+                    for e in d.evidence:
+                        w.writerow([
+                            p.id, name, d.label, d.score,
+                            e.record_date.isoformat() if e.record_date else "",
+                            e.span.start, e.span.end, e.rule, "" if e.value is None else e.value, e.span.text,
+                        ])
+    return n
+
+
+def screen_paths(
+    paths: Sequence[str | Path],
+    output: str | Path,
+    criteria: str | Path | Sequence[str | Path] = "n2c2",
+    *,
+    errors: list[ClinexError] | None = None,
+    on_patient: Callable[[Patient], None] | None = None,
+) -> int:
+    """Screen every patient under ``paths`` and write the results to ``output``.
+
+    Parameters
+    ----------
+    paths : list of str or Path
+        n2c2 XML files, note folders, or folders of either.
+    output : str or Path
+        Folder (n2c2 XML), or a ``.json`` / ``.jsonl`` / ``.csv`` file.
+    criteria : default "n2c2"
+        As in :func:`screen`.
+    errors : list, optional
+        Receives one ClinexError per bad patient (each is also printed to stderr).
+    on_patient : callable, optional
+        Called after each patient is screened (progress bars).
+
+    Returns
+    -------
+    int
+        Number of patients screened and written.
+
+    Raises
+    ------
+    InputError
+        Bad output path; an output that would overwrite an input file.
+    """
+    from clinex.io.n2c2_xml import read_patients
+
+    _kind(Path(output))
+    engine = get_engine(criteria)
+    log: list[ClinexError] = [] if errors is None else errors
+    inputs = {str(Path(p).resolve()) for p in paths}
+    out_res = str(Path(output).resolve())
+    if out_res in inputs:
+        raise InputError("refusing to overwrite the input; choose another output", path=output)
+
+    def _patients():
+        for p in read_patients(list(paths), errors="ignore", error_log=log):
+            yield p
+
+    def _results():
+        seen = len(log)
+        for p, dec in engine.screen_many(_patients()):
+            while seen < len(log):
+                print(str(log[seen]), file=sys.stderr)
+                seen += 1
+            if on_patient is not None:
+                on_patient(p)
+            yield p, dec
+        while seen < len(log):
+            print(str(log[seen]), file=sys.stderr)
+            seen += 1
+
+    return write_decisions(_results(), output)

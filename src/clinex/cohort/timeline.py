@@ -1,0 +1,131 @@
+"""When did an event happen? Dates and relative times in a sentence.
+
+"Now" is the patient's latest record date (never today: dates are shifted into
+the 2060s-2090s). An event's date is, in order of preference, the temporal
+expression in its sentence nearest to the mention, or else the date of the record
+the sentence is in. Recognised expressions:
+
+* relative: ``3 weeks ago``, ``~2 months ago``, ``about ten weeks ago``, ``5 years
+  out from``, ``last year`` / ``last month`` / ``last week``, ``yesterday`` —
+  counted back from the record date;
+* absolute: ``2076-01-29``, ``1/12/72``, ``1/2072``, ``10/2072``, ``11/66``
+  (M/YY, two-digit years are 20YY) and a bare year ``2069`` (taken as 1 July, or
+  the record date when it is the record's own year).
+
+References
+----------
+.. [1] n2c2 2018 Track 1 guideline (synthetic corpus GUIDELINE.md), "The reference
+   point": windows count back from the last record's date; an earlier record
+   counts when its date is inside the window, the last record by relative time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+__all__ = ["within_window", "event_date", "days_before"]
+
+_WORDNUM = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "several": 3,
+    "few": 3, "a few": 3, "couple": 2, "a couple of": 2,
+}
+_UNIT_DAYS = {"day": 1, "week": 7, "wk": 7, "month": 30.44, "mo": 30.44, "year": 365.25, "yr": 365.25}
+_NUMWORD = r"(?:\d+(?:\.\d+)?|a few|a couple of|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|several|few)"
+_RELATIVE = re.compile(
+    rf"(?P<n>{_NUMWORD})(?:\s*(?:-|to)\s*\d+)?\s*(?P<unit>day|week|wk|month|mo|year|yr)s?\.?\s+(?:ago|out|prior|before|earlier|previously|after|since|post|following|status post|s/p)\b",
+    re.I,
+)
+_LAST = re.compile(r"\b(?:last|past)\s+(?P<unit>week|month|year)\b|\byesterday\b", re.I)
+_ISO = re.compile(r"\b(?P<y>20\d\d|19\d\d)-(?P<m>\d\d)(?:-(?P<d>\d\d))?\b")
+_MDY = re.compile(r"(?<![\d/])(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{2}|\d{4})(?![\d/])")
+_MY = re.compile(r"(?<![\d/])(?P<m>\d{1,2})/(?P<y>\d{4}|\d{2})(?![\d/])")
+_YEAR = re.compile(r"(?<![\d/.-])(?P<y>(?:19|20)\d\d)(?![\d/])(?!\s*(?:mg|mcg|iu|units?|ml|meq|kcal|cal)\b)", re.I)
+
+
+def _year(y: str) -> int:
+    return int(y) if len(y) == 4 else 2000 + int(y)
+
+
+def _safe(y: int, m: int, d: int) -> dt.date | None:
+    try:
+        return dt.date(y, m, d)
+    except ValueError:
+        return None
+
+
+def event_date(sentence: str, record_date: dt.date | None, anchor: int = 0) -> tuple[dt.date | None, str]:
+    """The date of the event a sentence reports.
+
+    Parameters
+    ----------
+    sentence : str
+        The sentence (or line) holding the mention.
+    record_date : datetime.date or None
+        Date of the record the sentence is in.
+    anchor : int
+        Offset of the mention inside ``sentence`` (characters); the nearest
+        temporal expression wins.
+
+    Returns
+    -------
+    (date or None, how)
+        ``how`` is ``"relative"``, ``"absolute"`` or ``"record"`` (no expression:
+        the record date).
+    """
+    found: list[tuple[int, dt.date, str]] = []
+    if record_date is not None:
+        for m in _RELATIVE.finditer(sentence):
+            n_s = m.group("n").lower()
+            n = float(n_s) if n_s[0].isdigit() else _WORDNUM.get(n_s, 1)
+            days = n * _UNIT_DAYS[m.group("unit").lower()]
+            found.append((m.start(), record_date - dt.timedelta(days=round(days)), "relative"))
+        for m in _LAST.finditer(sentence):
+            unit = (m.group("unit") or "day").lower()
+            found.append((m.start(), record_date - dt.timedelta(days=round(_UNIT_DAYS[unit])), "relative"))
+    taken: list[tuple[int, int]] = []
+    for rx, kind in ((_ISO, "iso"), (_MDY, "mdy"), (_MY, "my"), (_YEAR, "y")):
+        for m in rx.finditer(sentence):
+            if any(a <= m.start() < b for a, b in taken):
+                continue
+            y = _year(m.group("y"))
+            if not 1900 <= y <= 2100:
+                continue
+            if kind in ("iso", "mdy"):
+                mo, d = int(m.group("m")), int(m.group("d") or 15)
+                date = _safe(y, mo, d)
+            elif kind == "my":
+                mo = int(m.group("m"))
+                date = _safe(y, mo, 15) if 1 <= mo <= 12 else None
+            else:
+                date = dt.date(y, 7, 1)
+                if record_date is not None and y == record_date.year:
+                    date = record_date
+            if date is None:
+                continue
+            if record_date is not None and date > record_date:
+                continue  # a future date: a plan ("through 1/2073"), not the event
+            taken.append((m.start(), m.end()))
+            found.append((m.start(), date, "absolute"))
+    if not found:
+        return record_date, "record"
+    pos, date, how = min(found, key=lambda f: abs(f[0] - anchor))
+    return date, how
+
+
+def days_before(now: dt.date, date: dt.date) -> int:
+    """Days from ``date`` to ``now`` (positive when ``date`` is earlier)."""
+    return (now - date).days
+
+
+def within_window(date: dt.date | None, now: dt.date | None, window_days: int) -> bool:
+    """Whether ``date`` lies in ``[now - window_days, now]`` (inclusive ends).
+
+    An unknown date (None) is not within any window; an unknown "now" makes the
+    window undecidable and returns False.
+    """
+    if date is None or now is None:
+        return False
+    d = days_before(now, date)
+    return 0 <= d <= window_days
