@@ -272,3 +272,53 @@ def test_cli_unknown_model_is_exit_2(cli, tmp_path):
     assert res.code == 2
     assert "CLX006" in res.stderr and "no-such-model" in res.stderr
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def _make_pdf(path, pages: int) -> None:
+    """A ``pages``-page report: filler prose, with the cue lines of TRIAL_TXT spread out."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate
+
+    styles = getSampleStyleSheet()
+    cues = [line for line in TRIAL_TXT.splitlines() if len(line) > 40]
+    filler = (
+        "The study took place in {n} centres and recruited adults from outpatient clinics. "
+        "Visits were scheduled every four weeks and laboratory values were recorded. "
+    )
+    story = []
+    for page in range(pages):
+        story.append(Paragraph(f"Section {page + 1}", styles["Heading2"]))
+        for i in range(9):
+            story.append(Paragraph(filler.format(n=page + i) * 2, styles["BodyText"]))
+            if i == 5 and page % 3 == 1 and page // 3 < len(cues):
+                story.append(Paragraph(cues[page // 3], styles["BodyText"]))
+        if page < pages - 1:
+            story.append(PageBreak())
+    SimpleDocTemplate(str(path), pagesize=A4).build(story)
+
+
+def test_twenty_page_pdf_within_the_time_budget(tmp_path, monkeypatch):
+    """Issue 5 target: a 20-page trial in <= 10 s on one core (CPU time of read + assess + write)."""
+    import time
+
+    pytest.importorskip("clinex.rob.evidence")
+    pytest.importorskip("clinex.io.pdf")
+    from clinex.io.load import load_document
+    from clinex.rob import write_html
+    from clinex.rob.assess import default_model
+
+    monkeypatch.setenv("CLINEX_DATA", str(tmp_path / "no-models"))
+    pdf = tmp_path / "trial20.pdf"
+    _make_pdf(pdf, 20)
+    t0 = time.process_time()
+    doc = load_document(pdf)
+    result = assess(doc, default_model("cues"))
+    write_json(result, tmp_path / "t.rob.json")
+    html = write_html(result, doc, tmp_path / "t.rob.html").read_text(encoding="utf-8")
+    cpu = time.process_time() - t0
+    assert cpu < 10.0
+    assert len(doc.pages) == 20
+    pages = {ev.page for a in _answers(result).values() for ev in a.evidence}
+    assert pages and pages <= set(range(1, 21)) and len(pages) > 1
+    assert html.count('class="page"') == 20
