@@ -1,0 +1,153 @@
+"""JSON lines of texts to process: one ``{"id": ..., "text": ...}`` object per line.
+
+Used by the ``extract`` / ``assess`` / ``screen`` commands for batches of texts. Bad
+lines (not UTF-8, not JSON, not an object, a missing or non-string field) raise a
+:class:`~clinex.errors.FormatError` / :class:`~clinex.errors.EncodingError` naming
+the file and the 1-based line; with ``errors="skip"`` they are reported and the
+remaining lines are still read. A file with NUL bytes is binary and always
+refused as a whole.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+from clinex.errors import ClinexError, EncodingError, FormatError, InputError
+
+__all__ = ["TextRecord", "iter_jsonl_texts", "parse_jsonl_data", "looks_like_jsonl"]
+
+
+class TextRecord(NamedTuple):
+    """One input text: its id, the text, and the 1-based line it came from."""
+
+    id: str
+    text: str
+    line: int
+
+
+def looks_like_jsonl(data: str) -> bool:
+    """True if the first non-blank character of ``data`` is ``{`` (a JSON object)."""
+    stripped = data.lstrip("\ufeff \t\r\n")
+    return stripped.startswith("{")
+
+
+def _report(exc: ClinexError) -> None:
+    print(str(exc), file=sys.stderr)
+
+
+def parse_jsonl_data(
+    data: bytes,
+    *,
+    path: str | Path | None = None,
+    id_field: str = "id",
+    text_field: str = "text",
+    errors: Literal["raise", "skip"] = "raise",
+    on_error: Callable[[ClinexError], None] | None = None,
+) -> Iterator[TextRecord]:
+    """Records of JSON lines held in memory (see :func:`iter_jsonl_texts`)."""
+    if errors not in ("raise", "skip"):
+        raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
+    name = str(path) if path is not None else "<stdin>"
+    if b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        raise EncodingError("binary file (NUL byte), expected UTF-8 JSON lines", path=name, line=line)
+    report = on_error or _report
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    seen: set[str] = set()
+    for n, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise EncodingError(
+                    f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
+                    path=name,
+                    line=n,
+                ) from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise FormatError(
+                    f"not valid JSON ({exc.msg} at column {exc.colno})", path=name, line=n
+                ) from None
+            if not isinstance(obj, dict):
+                raise FormatError(f"expected a JSON object, got {type(obj).__name__}", path=name, line=n)
+            for key in (id_field, text_field):
+                if key not in obj:
+                    raise FormatError("missing field", path=name, line=n, field=key)
+            rid, text = obj[id_field], obj[text_field]
+            if isinstance(rid, int) and not isinstance(rid, bool):
+                rid = str(rid)
+            if not isinstance(rid, str):
+                raise FormatError(
+                    f"expected a string or integer, got {type(rid).__name__}", path=name, line=n, field=id_field
+                )
+            if not isinstance(text, str):
+                raise FormatError(
+                    f"expected a string, got {type(text).__name__}", path=name, line=n, field=text_field
+                )
+            if rid in seen:
+                raise FormatError(f"duplicate id {rid!r}", path=name, line=n, field=id_field)
+            seen.add(rid)
+        except ClinexError as exc:
+            if errors == "raise":
+                raise
+            report(exc)
+            continue
+        yield TextRecord(rid, text, n)
+
+
+def iter_jsonl_texts(
+    path: str | Path,
+    *,
+    id_field: str = "id",
+    text_field: str = "text",
+    errors: Literal["raise", "skip"] = "raise",
+    on_error: Callable[[ClinexError], None] | None = None,
+) -> Iterator[TextRecord]:
+    """Yield the ``(id, text, line)`` records of a JSON lines file.
+
+    Parameters
+    ----------
+    path : str or Path
+        UTF-8 JSON lines; blank lines are ignored, a UTF-8 byte-order mark is dropped.
+    id_field, text_field : str
+        Keys of the id (string or integer) and of the text (string).
+    errors : {"raise", "skip"}, default "raise"
+        ``"raise"`` stops at the first bad line; ``"skip"`` reports it through
+        ``on_error`` (default: ``[CODE] file:line: message`` on stderr) and goes on.
+    on_error : callable, optional
+        Receives each skipped line's error.
+
+    Yields
+    ------
+    TextRecord
+
+    Raises
+    ------
+    InputError
+        No such file.
+    EncodingError
+        The file holds NUL bytes (binary; always raised), or a line is not UTF-8.
+    FormatError
+        A line that is not a JSON object with the two fields, or a repeated id
+        (names file, line and field).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("no such file", path=p)
+    yield from parse_jsonl_data(
+        p.read_bytes(),
+        path=p,
+        id_field=id_field,
+        text_field=text_field,
+        errors=errors,
+        on_error=on_error,
+    )
