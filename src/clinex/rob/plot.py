@@ -32,7 +32,11 @@ _MAX_LABEL = 40
 
 
 def _label(text: str) -> str:
-    return text if len(text) <= _MAX_LABEL else text[: _MAX_LABEL - 1] + "\u2026"
+    """Shorten long ids in the middle, keeping both ends (ids often differ at the end)."""
+    if len(text) <= _MAX_LABEL:
+        return text
+    head = (_MAX_LABEL - 1) // 3
+    return text[:head] + "\u2026" + text[-(_MAX_LABEL - 1 - head) :]
 
 
 def plot_traffic_light(
