@@ -1,0 +1,621 @@
+"""PHEE brat standoff: read and write :class:`~clinex.pv.types.SentenceEvents`.
+
+A sentence is ``ID.txt`` (the text) and ``ID.ann`` (tab-separated lines)::
+
+    T3	Treatment 66 76	paclitaxel
+    T6	Drug 66 76	paclitaxel
+    T14	Effect 12 20;31 40	rash and swelling
+    T5	Adverse_event 40 45	occur
+    E1	Adverse_event:T5 arg:T3
+    E2	Combination:T15 arg:T13 arg2:T14
+    A1	Severity E1 High
+    R1	has Arg1:T3 Arg2:T6
+    R2	has_cue Arg1:E1 Arg2:T7
+    R3	has_child Arg1:E1 Arg2:E2
+
+Offsets are characters, half-open, ``start end`` pairs joined by ``;`` for
+discontinuous spans (kept in the file's order); the text column is the fragments
+joined by one space.
+
+PHEE leaves most links implicit. The reader resolves them with the rules of the
+authors' brat-to-JSON converter, so that ``brat/<split>`` and ``json/<split>.json``
+give the same events:
+
+* a main argument (``Subject``, ``Treatment``, ``Effect``) belongs to every event
+  whose E line lists it; an unlisted one to the only event whose E line lists no
+  argument, if there is exactly one such event;
+* a sub-argument belongs to the main argument named by ``R has``; otherwise to the
+  first main argument of its kind (file order) that it overlaps (a fragment's start
+  or end falls inside one of the main's fragments); otherwise to the only main
+  argument of its kind. ``Treat-Disorder`` is ``Treatment.Disorder`` and
+  ``Sub-Disorder`` is ``Subject.Disorder``;
+* a Combination event belongs to the event named by ``R has_child``, otherwise to
+  the only ADE/PTE event;
+* a cue belongs to the event named by ``R has_cue``; otherwise to the only event
+  carrying an A line of its attribute; if no event carries one, to the only ADE/PTE
+  event. The value comes from the event's A line, else ``True`` / ``True`` /
+  ``"Medium"`` (:data:`clinex.pv.schema.DEFAULT_ATTRIBUTE_VALUE`).
+
+Annotations no rule links are dropped (logged at INFO on ``clinex.io.brat``), as the
+converter drops them. Other relation types (``is_a`` ...) are ignored. The text's
+trailing whitespace is dropped, as the converter does.
+
+The writer makes every link explicit (all main arguments on the E line, ``has``,
+``has_child``, ``has_cue`` and A lines), so what it writes reads back to the same
+events (up to the order of arguments shared by several events). It cannot express
+a sub-argument without a main argument of its kind, an attribute without a cue or
+with value ``False``, or a Combination without a trigger: those are left out and
+logged.
+
+References
+----------
+Stenetorp P. et al., "brat: a Web-based Tool for NLP-Assisted Text Annotation",
+EACL 2012 (standoff format). Sun Z. et al., "PHEE", EMNLP 2022; converter
+``preprocess/transfer_to_json.py`` in github.com/ZhaoyueSun/PHEE (linking rules).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from clinex.errors import ClinexError, FormatError, InputError, OffsetError, SchemaError
+from clinex.io.textfile import read_text
+from clinex.pv.schema import (
+    ATTRIBUTES,
+    ATTRIBUTE_VALUES,
+    COMBINATION,
+    DEFAULT_ATTRIBUTE_VALUE,
+    EVENT_TYPES,
+    MAIN_ROLES,
+    SUB_ROLES,
+    check_attribute,
+    check_sub_role,
+)
+from clinex.pv.types import Argument, Attribute, Combination, Event, SentenceEvents
+from clinex.text import Fragment, Span
+
+__all__ = [
+    "SUB_LABELS",
+    "CUE_LABELS",
+    "read_brat",
+    "iter_brat_dir",
+    "read_brat_dir",
+    "to_ann",
+    "write_brat",
+]
+
+logger = logging.getLogger(__name__)
+
+#: brat entity label of a sub-argument -> (main role, sub role).
+SUB_LABELS: dict[str, tuple[str, str]] = {
+    ("Sub-Disorder" if (main, sub) == ("Subject", "Disorder") else
+     "Treat-Disorder" if (main, sub) == ("Treatment", "Disorder") else sub): (main, sub)
+    for main, subs in SUB_ROLES.items()
+    for sub in subs
+}
+_SUB_LABEL_OF = {v: k for k, v in SUB_LABELS.items()}
+
+#: brat cue label -> attribute name.
+CUE_LABELS: dict[str, str] = {
+    "Speculation_cue": "Speculated",
+    "Negation_cue": "Negated",
+    "Severity_cue": "Severity",
+}
+_CUE_LABEL_OF = {v: k for k, v in CUE_LABELS.items()}
+
+_TRIGGER_LABELS = EVENT_TYPES + (COMBINATION,)
+_ENTITY_LABELS = MAIN_ROLES + tuple(SUB_LABELS) + tuple(CUE_LABELS) + _TRIGGER_LABELS
+_OFFSETS = re.compile(r"\d+ \d+(?:;\d+ \d+)*")
+
+
+@dataclass
+class _Ent:
+    id: str
+    label: str
+    span: Span
+    line: int
+
+
+@dataclass
+class _Ev:
+    id: str
+    type: str
+    trigger: str
+    args: list[str]
+    line: int
+
+
+@dataclass
+class _Ann:
+    path: Path
+    text: str
+    ents: dict[str, _Ent] = field(default_factory=dict)
+    events: dict[str, _Ev] = field(default_factory=dict)
+    attrs: list[tuple[str, str, bool | str, int]] = field(default_factory=list)  # name, target, value, line
+    rels: list[tuple[str, str, str, int]] = field(default_factory=list)  # type, arg1, arg2, line
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _parse_entity(cols: list[str], ann: _Ann, n: int) -> None:
+    tid = cols[0]
+    if len(cols) < 3:
+        raise FormatError("a T line needs 3 tab-separated columns", path=ann.path, line=n)
+    label, _, offsets = cols[1].partition(" ")
+    if label not in _ENTITY_LABELS:
+        raise SchemaError(
+            f"unknown entity label {label!r}; valid: {', '.join(_ENTITY_LABELS)}",
+            path=ann.path, line=n,
+        )
+    if not _OFFSETS.fullmatch(offsets):
+        raise FormatError(f"bad offsets {offsets!r}, expected 'start end[;start end...]'",
+                          path=ann.path, line=n)
+    frags = []
+    for pair in offsets.split(";"):
+        start, end = (int(x) for x in pair.split(" "))
+        if end < start or end > len(ann.text):
+            raise OffsetError(
+                f"offsets {start}-{end} fall outside a text of {len(ann.text)} characters"
+                if end > len(ann.text) else f"offsets {start}-{end}: end before start",
+                path=ann.path, line=n,
+            )
+        frags.append(Fragment(start=start, end=end, text=ann.text[start:end]))
+    span = Span(fragments=tuple(frags))
+    if span.text != cols[2]:
+        raise OffsetError(
+            f"annotation text does not match the text at offsets {offsets}",
+            path=ann.path, line=n,
+        )
+    if tid in ann.ents:
+        raise FormatError(f"duplicate id {tid}", path=ann.path, line=n)
+    ann.ents[tid] = _Ent(tid, label, span, n)
+
+
+def _parse_event(cols: list[str], ann: _Ann, n: int) -> None:
+    items = cols[1].split() if len(cols) > 1 else []
+    if not items or ":" not in items[0]:
+        raise FormatError("an E line needs 'Type:Trigger [Role:Id ...]'", path=ann.path, line=n)
+    etype, trigger = items[0].split(":", 1)
+    if etype not in _TRIGGER_LABELS:
+        raise SchemaError(f"unknown event type {etype!r}; valid: {', '.join(_TRIGGER_LABELS)}",
+                          path=ann.path, line=n)
+    args = []
+    for item in items[1:]:
+        role, sep, aid = item.partition(":")
+        if not sep or not aid:
+            raise FormatError(f"bad event argument {item!r}, expected Role:Id", path=ann.path, line=n)
+        args.append(aid)
+    if cols[0] in ann.events:
+        raise FormatError(f"duplicate id {cols[0]}", path=ann.path, line=n)
+    ann.events[cols[0]] = _Ev(cols[0], etype, trigger, args, n)
+
+
+def _parse_attribute(cols: list[str], ann: _Ann, n: int) -> None:
+    items = cols[1].split() if len(cols) > 1 else []
+    if len(items) not in (2, 3):
+        raise FormatError("an A line needs 'Name Target [Value]'", path=ann.path, line=n)
+    name, target = items[0], items[1]
+    value: bool | str = items[2] if len(items) == 3 else True
+    check_attribute(name, value, path=ann.path, line=n)
+    ann.attrs.append((name, target, value, n))
+
+
+def _parse_relation(cols: list[str], ann: _Ann, n: int) -> None:
+    items = cols[1].split() if len(cols) > 1 else []
+    if len(items) != 3 or not items[1].startswith("Arg1:") or not items[2].startswith("Arg2:"):
+        raise FormatError("an R line needs 'Type Arg1:Id Arg2:Id'", path=ann.path, line=n)
+    ann.rels.append((items[0], items[1][5:], items[2][5:], n))
+
+
+def _parse(text: str, ann_text: str, path: Path) -> _Ann:
+    ann = _Ann(path=path, text=text)
+    for n, line in enumerate(ann_text.split("\n"), start=1):
+        line = line.rstrip("\r")
+        if not line.strip():
+            continue
+        cols = line.split("\t")
+        kind = cols[0][:1]
+        if kind == "T":
+            _parse_entity(cols, ann, n)
+        elif kind == "E":
+            _parse_event(cols, ann, n)
+        elif kind == "A" or kind == "M":
+            _parse_attribute(cols, ann, n)
+        elif kind == "R":
+            _parse_relation(cols, ann, n)
+        elif kind == "#":
+            continue  # annotator notes
+        else:
+            raise FormatError(f"unknown annotation line type {cols[0]!r}", path=path, line=n)
+    # references must resolve
+    for ev in ann.events.values():
+        for ref in [ev.trigger, *ev.args]:
+            if ref not in ann.ents:
+                raise FormatError(f"{ev.id} refers to unknown id {ref}", path=path, line=ev.line)
+    return ann
+
+
+# --------------------------------------------------------------------------- linking
+
+
+def _overlaps(sub: Span, main: Span) -> bool:
+    """The converter's test: a fragment of ``sub`` starts or ends inside one of ``main``."""
+    return any(
+        (m.start <= s.start < m.end) or (m.start < s.end <= m.end)
+        for s in sub.fragments
+        for m in main.fragments
+    )
+
+
+def _link(ann: _Ann) -> list[Event]:
+    path = ann.path
+    ents, events = ann.ents, ann.events
+    argless = [e.id for e in events.values() if not e.args]
+    default = argless[0] if len(argless) == 1 else None
+
+    sub_to_main: dict[str, str] = {}
+    child_to_parent: dict[str, str] = {}
+    cue_to_event: dict[str, str] = {}
+    for rtype, a1, a2, n in ann.rels:
+        if rtype == "has":
+            sub_to_main[a2] = a1
+        elif rtype == "has_child":
+            child_to_parent[a2] = a1
+        elif rtype == "has_cue":
+            cue_to_event[a2] = a1
+
+    main_to_events: dict[str, list[str]] = {}
+    for ev in events.values():
+        for aid in ev.args:
+            main_to_events.setdefault(aid, []).append(ev.id)
+
+    parents = [e.id for e in events.values() if e.type in EVENT_TYPES]
+    for ev in events.values():
+        if ev.type == COMBINATION and ev.id not in child_to_parent:
+            if len(parents) == 1:
+                child_to_parent[ev.id] = parents[0]
+            else:
+                logger.info("%s: combination %s not linked to an event", path, ev.id)
+
+    for ent in ents.values():
+        if ent.label in MAIN_ROLES and ent.id not in main_to_events:
+            if default is not None:
+                main_to_events[ent.id] = [default]
+            else:
+                logger.info("%s: argument %s not linked to an event", path, ent.id)
+        elif ent.label in SUB_LABELS and ent.id not in sub_to_main:
+            main_label = SUB_LABELS[ent.label][0]
+            candidates = []
+            for other in ents.values():
+                if other.label == main_label:
+                    candidates.append(other.id)
+                    if _overlaps(ent.span, other.span):
+                        sub_to_main[ent.id] = other.id
+                        break
+            else:
+                if len(candidates) == 1:
+                    sub_to_main[ent.id] = candidates[0]
+                else:
+                    logger.info("%s: sub-argument %s not linked", path, ent.id)
+        elif ent.label in CUE_LABELS and ent.id not in cue_to_event:
+            name = CUE_LABELS[ent.label]
+            carriers = [target for a, target, _, _ in ann.attrs if a == name]
+            if len(carriers) == 1:
+                cue_to_event[ent.id] = carriers[0]
+            elif not carriers and len(parents) == 1:
+                cue_to_event[ent.id] = parents[0]
+            else:
+                logger.info("%s: cue %s not linked to an event", path, ent.id)
+
+    out = []
+    for ev in events.values():
+        if ev.type not in EVENT_TYPES:
+            continue
+        arguments: list[Argument] = []
+        subs: dict[str, list[Argument]] = {}
+        for mid, evs in main_to_events.items():
+            if ev.id not in evs:
+                continue
+            main = ents[mid]
+            if main.label not in MAIN_ROLES:
+                raise SchemaError(
+                    f"{ev.id} lists {mid} ({main.label}) as an argument; "
+                    f"valid: {', '.join(MAIN_ROLES)}",
+                    path=path, line=ev.line,
+                )
+            arguments.append(Argument(role=main.label, span=main.span, entity_id=mid))
+            for sid, m in sub_to_main.items():
+                if m != mid:
+                    continue
+                if sid not in ents:
+                    raise FormatError(f"relation refers to unknown id {sid}", path=path)
+                sub = ents[sid]
+                main_role, sub_role = SUB_LABELS.get(sub.label, (main.label, sub.label))
+                check_sub_role(main.label, sub_role, path=path, line=sub.line)
+                if main_role != main.label:
+                    raise SchemaError(
+                        f"{sid} ({sub.label}) is linked to {mid} ({main.label})", path=path, line=sub.line
+                    )
+                subs.setdefault(main.label, []).append(Argument(role=sub_role, span=sub.span, entity_id=sid))
+        combos = []
+        for cid, pid in child_to_parent.items():
+            if pid != ev.id:
+                continue
+            child = events.get(cid)
+            if child is None or child.type != COMBINATION:
+                raise FormatError(f"has_child links {ev.id} to {cid}, not a Combination event", path=path)
+            combos.append(Combination(
+                trigger=ents[child.trigger].span,
+                trigger_id=child.trigger,
+                event_id=cid,
+                drugs=tuple(Argument(role="Drug", span=ents[a].span, entity_id=a) for a in child.args),
+            ))
+        attributes = []
+        for cue_id, eid in cue_to_event.items():
+            if eid != ev.id:
+                continue
+            cue = ents.get(cue_id)
+            if cue is None or cue.label not in CUE_LABELS:
+                raise FormatError(f"has_cue links {ev.id} to {cue_id}, not a cue", path=path)
+            name = CUE_LABELS[cue.label]
+            value = DEFAULT_ATTRIBUTE_VALUE[name]
+            for a, target, v, _ in ann.attrs:
+                if a == name and target == ev.id:
+                    value = v
+            attributes.append(Attribute(name=name, value=value, cue=cue.span, entity_id=cue_id))
+        out.append(Event(
+            event_type=ev.type,
+            trigger=ents[ev.trigger].span,
+            trigger_id=ev.trigger,
+            event_id=ev.id,
+            arguments=tuple(arguments),
+            sub_arguments={k: tuple(v) for k, v in subs.items()},
+            combinations=tuple(combos),
+            attributes=tuple(attributes),
+        ))
+    return out
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_brat(txt_path: str | Path, ann_path: str | Path | None = None) -> SentenceEvents:
+    """Read one PHEE brat sentence.
+
+    Parameters
+    ----------
+    txt_path : str or Path
+        ``ID.txt``; the sentence id is the file stem.
+    ann_path : str or Path, optional
+        ``ID.ann``; default: next to ``txt_path``.
+
+    Returns
+    -------
+    SentenceEvents
+        Events in E-line order, linked as described in the module notes.
+
+    Raises
+    ------
+    InputError
+        A file is missing.
+    EncodingError
+        A file is not UTF-8 text.
+    FormatError
+        A malformed line or a dangling id (names ``file:line``).
+    OffsetError
+        Offsets outside the text, or a text column that does not match them.
+    SchemaError
+        An unknown label, event type, attribute or value.
+    """
+    txt = Path(txt_path)
+    ann = Path(ann_path) if ann_path is not None else txt.with_suffix(".ann")
+    text = read_text(txt).rstrip()
+    parsed = _parse(text, read_text(ann), ann)
+    return SentenceEvents(id=txt.stem, text=text, events=tuple(_link(parsed)))
+
+
+def _report(exc: ClinexError) -> None:
+    print(str(exc), file=sys.stderr)
+
+
+def iter_brat_dir(
+    directory: str | Path,
+    errors: Literal["raise", "skip"] = "raise",
+    *,
+    on_error: Callable[[ClinexError], None] | None = None,
+) -> Iterator[SentenceEvents]:
+    """Yield every ``*.txt`` + ``*.ann`` pair of a folder, sorted by file name.
+
+    Parameters
+    ----------
+    directory : str or Path
+    errors : {"raise", "skip"}, default "raise"
+        ``"skip"`` reports a bad sentence (``on_error``, default stderr) and goes on.
+
+    Raises
+    ------
+    InputError
+        ``directory`` is not a folder.
+    """
+    d = Path(directory)
+    if not d.is_dir():
+        raise InputError("not a folder", path=d)
+    report = on_error or _report
+    for txt in sorted(d.glob("*.txt")):
+        try:
+            item = read_brat(txt)
+        except ClinexError as exc:
+            if errors == "raise":
+                raise
+            report(exc)
+            continue
+        yield item
+
+
+def read_brat_dir(directory: str | Path) -> list[SentenceEvents]:
+    """All sentences of a brat folder (sorted by file name); the first bad file raises.
+
+    See :func:`read_brat` for the errors.
+    """
+    return list(iter_brat_dir(directory))
+
+
+# --------------------------------------------------------------------------- writing
+
+
+class _Writer:
+    def __init__(self, item: SentenceEvents) -> None:
+        self.item = item
+        self.lines: list[str] = []
+        self.t_lines: list[str] = []
+        self.known: dict[str, tuple[str, tuple[tuple[int, int], ...]]] = {}
+        self.used_e: set[str] = set()
+        self.n = {"T": 0, "E": 0, "A": 0, "R": 0}
+        taken = []
+        for ev in item.events:
+            taken += [ev.event_id, ev.trigger_id] + [c.event_id for c in ev.combinations]
+            taken += [c.trigger_id for c in ev.combinations]
+            taken += [a.entity_id for a in ev.arguments] + [a.entity_id for a in ev.attributes]
+            taken += [a.entity_id for v in ev.sub_arguments.values() for a in v]
+            taken += [d.entity_id for c in ev.combinations for d in c.drugs]
+        for t in taken:
+            m = re.fullmatch(r"([TE])(\d+)", t or "")
+            if m:
+                self.n[m.group(1)] = max(self.n[m.group(1)], int(m.group(2)))
+
+    def new(self, kind: str) -> str:
+        self.n[kind] += 1
+        return f"{kind}{self.n[kind]}"
+
+    def entity(self, label: str, span: Span, given: str | None) -> str:
+        key = (label, tuple(span.offsets()))
+        if given is not None and re.fullmatch(r"T\d+", given):
+            if self.known.get(given) == key:
+                return given
+            if given not in self.known:
+                self.known[given] = key
+                self._t_line(given, label, span)
+                return given
+        tid = self.new("T")
+        self.known[tid] = key
+        self._t_line(tid, label, span)
+        return tid
+
+    def _t_line(self, tid: str, label: str, span: Span) -> None:
+        offsets = ";".join(f"{s} {e}" for s, e in span.offsets())
+        self.t_lines.append(f"{tid}\t{label} {offsets}\t{span.text}")
+
+    def event_id(self, given: str | None) -> str:
+        eid = given if given is not None and re.fullmatch(r"E\d+", given) and given not in self.used_e else None
+        eid = eid or self.new("E")
+        self.used_e.add(eid)
+        return eid
+
+    def write(self) -> str:
+        item = self.item
+        for ev in item.events:
+            trig = self.entity(ev.event_type, ev.trigger, ev.trigger_id)
+            eid = self.event_id(ev.event_id)
+            main_ids = [self.entity(a.role, a.span, a.entity_id) for a in ev.arguments]
+            args = " ".join(f"{'arg' if i == 0 else f'arg{i + 1}'}:{t}" for i, t in enumerate(main_ids))
+            self.lines.append(f"{eid}\t{ev.event_type}:{trig}" + (f" {args}" if args else ""))
+            first_main = {}
+            for a, t in zip(ev.arguments, main_ids):
+                first_main.setdefault(a.role, t)
+            for main, subs in ev.sub_arguments.items():
+                for a in subs:
+                    if main not in first_main:
+                        logger.info("%s: sub-argument %s.%s has no %s; not written", item.id, main, a.role, main)
+                        continue
+                    sid = self.entity(_SUB_LABEL_OF[(main, a.role)], a.span, a.entity_id)
+                    self.lines.append(f"{self.new('R')}\thas Arg1:{first_main[main]} Arg2:{sid}")
+            for c in ev.combinations:
+                if c.trigger is None:
+                    logger.info("%s: combination without a trigger; not written", item.id)
+                    continue
+                ct = self.entity(COMBINATION, c.trigger, c.trigger_id)
+                cid = self.event_id(c.event_id)
+                drugs = [self.entity("Drug", d.span, d.entity_id) for d in c.drugs]
+                dargs = " ".join(f"{'arg' if i == 0 else f'arg{i + 1}'}:{t}" for i, t in enumerate(drugs))
+                self.lines.append(f"{cid}\t{COMBINATION}:{ct}" + (f" {dargs}" if dargs else ""))
+                self.lines.append(f"{self.new('R')}\thas_child Arg1:{eid} Arg2:{cid}")
+            valued: set[str] = set()
+            for att in ev.attributes:
+                if att.cue is None or att.value is False:
+                    logger.info("%s: attribute %s without cue or False; not written", item.id, att.name)
+                    continue
+                cue = self.entity(_CUE_LABEL_OF[att.name], att.cue, att.entity_id)
+                self.lines.append(f"{self.new('R')}\thas_cue Arg1:{eid} Arg2:{cue}")
+                if att.name not in valued:
+                    valued.add(att.name)
+                    value = "" if att.value is True else f" {att.value}"
+                    self.lines.append(f"{self.new('A')}\t{att.name} {eid}{value}")
+        return "\n".join(self.t_lines + self.lines) + "\n"
+
+
+def to_ann(item: SentenceEvents) -> str:
+    """The ``.ann`` text of one sentence (T lines first, then E, R and A lines).
+
+    Given ids (``T3``, ``E1``) are kept when they are consistent; others are
+    numbered after the largest id in use. Entities with the same id, label and
+    offsets are written once.
+
+    Raises
+    ------
+    SchemaError
+        An unknown role or attribute in ``item``.
+    """
+    for ev in item.events:
+        for main, subs in ev.sub_arguments.items():
+            for a in subs:
+                check_sub_role(main, a.role)
+        for att in ev.attributes:
+            if att.name not in ATTRIBUTES:
+                check_attribute(att.name)
+            if att.value is not None and att.value not in ATTRIBUTE_VALUES[att.name]:
+                check_attribute(att.name, att.value)
+        for a in ev.arguments:
+            if a.role not in MAIN_ROLES:
+                raise SchemaError(f"unknown main argument role {a.role!r}; valid: {', '.join(MAIN_ROLES)}")
+    return _Writer(item).write()
+
+
+def write_brat(item: SentenceEvents, out_dir: str | Path, *, overwrite: bool = False) -> tuple[Path, Path]:
+    """Write ``<id>.txt`` (text + newline) and ``<id>.ann`` into ``out_dir``.
+
+    Parameters
+    ----------
+    item : SentenceEvents
+    out_dir : str or Path
+        Created if missing.
+    overwrite : bool, default False
+        Replace existing files; otherwise an existing file raises.
+
+    Returns
+    -------
+    (txt_path, ann_path) : tuple of Path
+
+    Raises
+    ------
+    InputError
+        The id is not a plain file name, or a file exists and ``overwrite`` is False.
+    """
+    if not item.id or "/" in item.id or "\\" in item.id or item.id.startswith("."):
+        raise InputError(f"sentence id {item.id!r} is not a plain file name")
+    d = Path(out_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    txt, ann = d / f"{item.id}.txt", d / f"{item.id}.ann"
+    for p in (txt, ann):
+        if p.exists() and not overwrite:
+            raise InputError("file exists; refusing to overwrite it", path=p)
+    ann_text = to_ann(item)
+    txt.write_text(item.text + "\n", encoding="utf-8", newline="\n")
+    ann.write_text(ann_text, encoding="utf-8", newline="\n")
+    return txt, ann
