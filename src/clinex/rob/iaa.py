@@ -433,7 +433,7 @@ def _page_ranges(doc: Document) -> list[tuple[int, int]]:
 
 def _token_labels(
     doc: Document, spans: list[Span], pages: list[tuple[int, int]]
-) -> dict[int, set[str]]:
+) -> tuple[dict[int, set[str]], int]:
     """Token index -> SQs, tokens being whitespace words of the given page ranges."""
     starts: list[int] = []
     ends: list[int] = []
@@ -446,11 +446,10 @@ def _token_labels(
         for fr in s.fragments:
             # tokens with start < fr.end and end > fr.start
             i = bisect.bisect_right(ends, fr.start)
-            while i < len(starts) and starts[i] < fr.end:
-                if fr.end > fr.start:
-                    labels.setdefault(i, set()).add(str(s.label))
+            while fr.end > fr.start and i < len(starts) and starts[i] < fr.end:
+                labels.setdefault(i, set()).add(str(s.label))
                 i += 1
-    return labels, len(starts)  # type: ignore[return-value]
+    return labels, len(starts)
 
 
 def _trunc(x: Fraction) -> Fraction:
