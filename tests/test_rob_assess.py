@@ -125,6 +125,15 @@ def test_assess_judgements_pages_and_not_asked_questions():
     assert ans["4.4"].response == "NA"
 
 
+def test_asked_question_answered_na_is_stored_as_ni():
+    answers = FakeModel().predict(_doc())
+    answers["1.3"] = SQAnswer(sq="1.3", response="NA", confidence=0.2)
+    answers["3.2"] = SQAnswer(sq="3.2", response="NA", confidence=0.2)  # asked: 3.1 is N
+    ans = _answers(assess(_doc(), FakeModel(answers)))
+    assert ans["1.3"].response == "NI" and ans["3.2"].response == "NI"
+    assert ans["1.3"].confidence == 0.2
+
+
 def test_missing_answers_are_no_information():
     result = assess(_doc(), FakeModel(answers={}))
     ans = _answers(result)

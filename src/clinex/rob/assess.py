@@ -8,7 +8,8 @@ The pipeline is:
    numbers and RoBuster judgements are filled in where the model left them out;
 3. questions RoB 2 does not ask given the earlier answers (their condition is not
    met, e.g. 2.3 when 2.1 and 2.2 are N/PN) get the response ``NA`` (their evidence
-   is kept for the reader);
+   is kept for the reader); a question that is asked but was answered ``NA`` becomes
+   ``NI``, as the algorithms read it;
 4. the RoB 2 algorithms (:mod:`clinex.rob.algorithm`) turn the answers into a
    judgement per domain and an overall judgement.
 
@@ -144,11 +145,18 @@ def _check_answers(raw: Any, document: Document) -> dict[str, SQAnswer]:
 
 
 def _mark_not_asked(answers: dict[str, SQAnswer]) -> dict[str, SQAnswer]:
-    """Set NA (and no judgement) on questions whose RoB 2 condition is not met."""
+    """Set NA on questions whose RoB 2 condition is not met, NI on asked ones answered NA.
+
+    The algorithms read an asked question answered NA as NI; storing NI keeps the
+    written answers and the judgements consistent.
+    """
     out = {}
     for q_id, ans in answers.items():
-        if not is_applicable(q_id, answers) and ans.response != "NA":
+        asked = is_applicable(q_id, answers)
+        if not asked and ans.response != "NA":
             ans = ans.model_copy(update={"response": "NA", "judgement": None})
+        elif asked and ans.response == "NA":
+            ans = ans.model_copy(update={"response": "NI", "judgement": None})
         out[q_id] = ans
     return out
 
