@@ -209,3 +209,32 @@ def test_plain_text_and_tagtog_html_through_load_document(tmp_path: Path) -> Non
     assert doc.text == "Methods\nWe used <sealed> envelopes.\n\nResults\nFine."
     assert [s.label for s in doc.sections] == ["methods", "results"]
     assert doc.page_of(doc.text.index("Fine")) == 2
+
+
+def test_justified_two_column_flow_round_trip(tmp_path: Path) -> None:
+    """Paragraphs flowing down the left column, then the right, over two pages."""
+    import random
+    import re
+
+    from reportlab.lib.enums import TA_JUSTIFY
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import BaseDocTemplate, Frame, PageTemplate, Paragraph
+
+    style = getSampleStyleSheet()["BodyText"]
+    style.alignment = TA_JUSTIFY
+    width = (W - 2 * 50 - 20) / 2
+    template = BaseDocTemplate(str(tmp_path / "flow.pdf"), pagesize=A4)
+    template.addPageTemplates([PageTemplate(id="two", frames=[
+        Frame(50, 50, width, H - 100, id="left"), Frame(70 + width, 50, width, H - 100, id="right"),
+    ])])
+    words = ("randomised allocation concealment participants blinded outcome assessors "
+             "intention treat analysis missing data protocol registered").split()
+    rng = random.Random(7)
+    paras = [f"Paragraph {i} " + " ".join(rng.choice(words) for _ in range(rng.randint(40, 90))) + "."
+             for i in range(16)]
+    template.build([Paragraph(p, style) for p in paras])
+    doc = read_pdf(tmp_path / "flow.pdf")
+    assert len(doc.pages) >= 2 and set(doc.meta["columns"]) == {2}
+    assert re.sub(r"\s+", " ", doc.text) == " ".join(paras)
+    positions = [doc.text.index(f"Paragraph {i} ") for i in range(16)]
+    assert positions == sorted(positions)
