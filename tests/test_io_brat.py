@@ -200,3 +200,27 @@ def test_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         read_brat(good)
     with pytest.raises(InputError, match="not a folder"):
         read_brat_dir(tmp_path / "nope")
+
+
+def test_writer_leaves_out_what_it_cannot_express(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from clinex.pv.types import Argument, Attribute, Event
+    from clinex.text import Span
+
+    text = "Rash may follow aspirin."
+    ev = Event(
+        event_type="Adverse_event",
+        trigger=Span.from_offsets(text, (9, 15)),
+        arguments=(Argument(role="Effect", span=Span.from_offsets(text, (0, 4))),),
+        sub_arguments={"Treatment": (Argument(role="Drug", span=Span.from_offsets(text, (16, 23))),)},
+        attributes=(Attribute(name="Speculated", value=False, cue=Span.from_offsets(text, (5, 8))),
+                    Attribute(name="Negated", value=True)),
+    )
+    item = SentenceEvents(id="w1", text=text, events=(ev,))
+    with caplog.at_level(logging.INFO, logger="clinex.io.brat"):
+        ann = to_ann(item)
+    assert ann == "T1\tAdverse_event 9 15\tfollow\nT2\tEffect 0 4\tRash\nE1\tAdverse_event:T1 arg:T2\n"
+    assert "Treatment.Drug has no Treatment" in caplog.text
+    bad = SentenceEvents(id="w2", text=text, events=(ev.model_copy(update={
+        "attributes": (Attribute(name="Severity", value="Huge"),)}),))
+    with pytest.raises(SchemaError, match="Severity has value 'Huge'"):
+        to_ann(bad)

@@ -67,14 +67,13 @@ from typing import Literal
 from clinex.errors import ClinexError, FormatError, InputError, OffsetError, SchemaError
 from clinex.io.textfile import read_text
 from clinex.pv.schema import (
-    ATTRIBUTES,
-    ATTRIBUTE_VALUES,
     COMBINATION,
     DEFAULT_ATTRIBUTE_VALUE,
     EVENT_TYPES,
     MAIN_ROLES,
     SUB_ROLES,
     check_attribute,
+    check_main_role,
     check_sub_role,
 )
 from clinex.pv.types import Argument, Attribute, Combination, Event, SentenceEvents
@@ -577,13 +576,9 @@ def to_ann(item: SentenceEvents) -> str:
             for a in subs:
                 check_sub_role(main, a.role)
         for att in ev.attributes:
-            if att.name not in ATTRIBUTES:
-                check_attribute(att.name)
-            if att.value is not None and att.value not in ATTRIBUTE_VALUES[att.name]:
-                check_attribute(att.name, att.value)
+            check_attribute(att.name, att.value)
         for a in ev.arguments:
-            if a.role not in MAIN_ROLES:
-                raise SchemaError(f"unknown main argument role {a.role!r}; valid: {', '.join(MAIN_ROLES)}")
+            check_main_role(a.role)
     return _Writer(item).write()
 
 
