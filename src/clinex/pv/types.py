@@ -72,7 +72,8 @@ class Attribute(BaseModel):
     name : {"Speculated", "Negated", "Severity"}
         Attribute name as in PHEE.
     value : bool or str
-        ``True`` for Speculated/Negated; ``"High"`` or ``"Low"`` for Severity.
+        ``True`` for Speculated/Negated; ``"High"``, ``"Medium"`` or ``"Low"`` for
+        Severity (see :data:`clinex.pv.schema.ATTRIBUTE_VALUES`).
     cue : Span or None
         The cue text (``"may"``, ``"not"``, ``"severe"``).
     entity_id : str or None
