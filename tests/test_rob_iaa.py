@@ -91,6 +91,8 @@ def test_small_tagtog_pair_hand_counted(export: Path) -> None:
     assert j["domains"].pabak == pytest.approx(0.25)
     assert (j["overall"].n, j["overall"].observed, j["overall"].kappa) == (1, 1.0, None)
     assert j["D3"].n == 0 and j["D3"].observed is None
+    # responses from the span labels: 1.1 Y/Y, 2.1 NI/NI, 3.1 Y/Y (B's 1.2 has no partner)
+    assert (j["responses"].n, j["responses"].observed, j["responses"].pabak) == (3, 1.0, 1.0)
     # texts found beside the export without --texts
     again = compare(export / "ann.json/members/ann-a/pool", export / "ann.json/members/ann-b")
     assert again.overall_f1 == 33.33

@@ -148,7 +148,7 @@ def iaa(
         t.add_row(f"{d.domain} {d.name}", f"{d.f1:.2f}", sqs)
     t.add_row("Overall (SQs used)", f"{report.overall_f1:.2f}", "")
     out.print(t)
-    j = Table(title="Judgement agreement (risk levels; k = 3)")
+    j = Table(title="Judgement agreement (risk levels k = 3; SQ responses k = 5)")
     for col in ("Scope", "n", "Observed", "PABAK", "Cohen's kappa"):
         j.add_column(col, justify="left" if col == "Scope" else "right")
 

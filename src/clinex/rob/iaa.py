@@ -75,6 +75,9 @@ PAPER_COUNTING = (
 )
 
 _TOKEN = re.compile(r"\S+")
+# RoBuster/tagtog response words (parse_label(..., fold=False)) -> RoB 2 codes
+_RESPONSE_CODES = {"Yes": "Y", "Probably yes": "PY", "Probably no": "PN", "No": "N",
+                   "No Information": "NI"}
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
@@ -92,7 +95,9 @@ class AnnotatedDocument:
     judgements : dict of str to str
         ``"D1"``..``"D5"``, ``"overall"`` -> ``"Low"``/``"Some concerns"``/``"High"``.
     responses : dict of str to str
-        SQ id -> RoB 2 response (``Y``/``PY``/``PN``/``N``/``NI``); clinex output only.
+        SQ id -> RoB 2 response (``Y``/``PY``/``PN``/``N``/``NI``): the answers of
+        clinex output, or for tagtog the response most of the SQ's span labels carry
+        (``1_1_ProbablyYes_Good`` -> ``PY``).
     """
 
     doc_id: str
@@ -287,6 +292,7 @@ def load_annotator(
         read_tagtog_annotations,
         read_tagtog_document,
         read_tagtog_judgements,
+        parse_label,
         sq_of,
     )
 
@@ -322,13 +328,20 @@ def load_annotator(
                 problems.append(f"{exc}; skipped")
                 continue
             sq_spans = []
+            votes: dict[str, Counter[str]] = {}
             for s in spans:
                 q = sq_of(s.label)
                 if q is None:
                     problems.append(f"{ann.name}: label {s.label!r} is not an SQ, ignored")
                     continue
                 sq_spans.append(s.model_copy(update={"label": q}))
-            out[key] = AnnotatedDocument(key, doc, sq_spans, judg)
+                try:
+                    _, resp, _ = parse_label(str(s.label), fold=False)
+                except ClinexError:
+                    continue
+                votes.setdefault(q, Counter())[_RESPONSE_CODES[resp]] += 1
+            responses = {q: c.most_common(1)[0][0] for q, c in sorted(votes.items())}
+            out[key] = AnnotatedDocument(key, doc, sq_spans, judg, responses)
         return out
 
     files = [src] if src.is_file() else sorted(
@@ -528,8 +541,8 @@ def judgement_agreement(
     """Observed agreement, PABAK and Cohen's kappa on risk levels and SQ responses.
 
     Items are (document, domain) pairs both annotators judged; ``"domains"`` pools
-    D1-D5; ``"responses"`` pools (document, SQ) responses when both sides have them
-    (clinex output), with k = 5 (Y, PY, PN, N, NI).
+    D1-D5; ``"responses"`` pools (document, SQ) responses both sides gave (clinex
+    answers, or tagtog span labels), with k = 5 (Y, PY, PN, N, NI).
 
     Returns
     -------
