@@ -123,7 +123,7 @@ def _corpus() -> list[SentenceEvents]:
 
 @pytest.fixture(scope="module")
 def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A random-weight 1-layer BERT with a 40-word WordPiece vocabulary, saved locally."""
+    """A random-weight 2-layer BERT with a 40-word WordPiece vocabulary, saved locally."""
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     path = tmp_path_factory.mktemp("tiny_bert")
@@ -135,7 +135,7 @@ def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = BertConfig(
         vocab_size=len(vocab),
         hidden_size=32,
-        num_hidden_layers=1,
+        num_hidden_layers=2,
         num_attention_heads=2,
         intermediate_size=64,
         max_position_embeddings=64,
@@ -193,8 +193,10 @@ def test_unfitted_and_bad_params(tiny_bert: Path) -> None:
         TransformerExtractor(tiny_bert, variant="nope").fit(_corpus())
 
 
-@pytest.mark.parametrize("variant", ["conditioned", "joint"])
-def test_tiny_bert_trains_predicts_saves_loads(tiny_bert: Path, tmp_path: Path, variant: str) -> None:
+@pytest.mark.parametrize(("variant", "freeze"), [("pairwise", 0), ("conditioned", 0), ("joint", 0)])
+def test_tiny_bert_trains_predicts_saves_loads(
+    tiny_bert: Path, tmp_path: Path, variant: str, freeze: int
+) -> None:
     corpus = _corpus()
     out = tmp_path / "model"
     model = train_transformer(
@@ -203,6 +205,7 @@ def test_tiny_bert_trains_predicts_saves_loads(tiny_bert: Path, tmp_path: Path, 
         out,
         encoder=str(tiny_bert),
         variant=variant,
+        freeze_layers=freeze,
         epochs=25,
         batch_size=4,
         lr=3e-3,
@@ -232,6 +235,33 @@ def test_tiny_bert_trains_predicts_saves_loads(tiny_bert: Path, tmp_path: Path, 
     assert [[(e.event_type, e.trigger.offsets(), [a.span.offsets() for a in e.arguments]) for e in p] for p in again] == [
         [(e.event_type, e.trigger.offsets(), [a.span.offsets() for a in e.arguments]) for e in p] for p in pred
     ]
+
+
+def test_frozen_blocks_are_cached_and_unchanged(tiny_bert: Path) -> None:
+    from clinex.pv.models.encoders import load_encoder
+
+    corpus = _corpus()
+    model = TransformerExtractor(
+        tiny_bert, freeze_layers=1, epochs=3, batch_size=2, lr=1e-2, warmup=0.0, threads=1
+    ).fit(corpus)
+    before = load_encoder(tiny_bert).state_dict()
+    after = model.net_.encoder.state_dict()
+    frozen = [k for k in before if k.startswith(("embeddings.", "encoder.layer.0."))]
+    trained = [k for k in before if k.startswith("encoder.layer.1.") and k.endswith("weight")]
+    assert frozen and trained
+    assert all(torch.equal(before[k], after[k]) for k in frozen)
+    assert any(not torch.equal(before[k], after[k]) for k in trained)
+    # The cached path (block 1 on block 0's output) equals the full encoder.
+    batch = model._collate(model._tokenize([s.text for s in corpus]), torch.device("cpu"))
+    model.net_.eval()
+    with torch.no_grad():
+        full = model.net_.encode(batch["input_ids"], batch["attention_mask"])
+        hs = model.net_.encoder(
+            input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], output_hidden_states=True
+        ).hidden_states
+        top = model.net_.encode_top(hs[1], batch["attention_mask"], 1)
+    mask = batch["attention_mask"].bool()
+    assert torch.allclose(full[mask], top[mask], atol=1e-5)
 
 
 def test_load_rejects_other_kinds(tmp_path: Path) -> None:

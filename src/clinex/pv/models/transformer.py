@@ -84,7 +84,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "attr": CUE_LABELS,
 }
 _EVENT_LAYERS = ("main", "sub", "comb", "attr")
-_VARIANTS = ("conditioned", "joint")
+_VARIANTS = ("pairwise", "conditioned", "joint")
 _IGNORE = -100
 
 
@@ -124,7 +124,7 @@ def encode_tags(
             continue
         per_frag = [
             [t for t, (s, e) in enumerate(offsets) if e > s and s < f.end and f.start < e]
-            for f in span.fragments
+            for f in sorted(span.fragments, key=lambda f: f.start)
         ]
         if any(tags[t] != 0 for toks in per_frag for t in toks) or not any(per_frag):
             continue
@@ -231,36 +231,64 @@ def event_layer_spans(event: Event) -> dict[str, list[tuple[str, Span]]]:
 
 
 # ----------------------------------------------------------------------------- network
-def _build_net(encoder: Any, dropout: float) -> Any:
+#: Relative distances to the trigger (sub-word tokens) beyond this share one embedding.
+_MAX_DIST = 32
+
+
+def _layer_stack(encoder: Any) -> Any:
+    """The transformer blocks of a BERT-like encoder (``encoder.encoder.layer``), or None."""
+    from torch import nn
+
+    layers = getattr(getattr(encoder, "encoder", None), "layer", None)
+    return layers if isinstance(layers, nn.ModuleList) else None
+
+
+def _build_net(encoder: Any, dropout: float, dist_dim: int = 32) -> Any:
     import torch
     from torch import nn
 
     class _Net(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.encoder = encoder
             hidden = int(encoder.config.hidden_size)
+            self.encoder = encoder
             self.marker = nn.Parameter(torch.randn(hidden) * 0.02)
             self.dropout = nn.Dropout(dropout)
-            self.heads = nn.ModuleDict(
-                {
-                    name: nn.Linear(hidden if name == "trigger" else 2 * hidden, n_tags(name))
-                    for name in LAYERS
-                }
+            self.trigger = nn.Linear(hidden, n_tags("trigger"))
+            self.dist = nn.Embedding(2 * _MAX_DIST + 1, dist_dim)
+            self.pair = nn.Sequential(
+                nn.Linear(3 * hidden + dist_dim, hidden), nn.GELU(), nn.Dropout(dropout)
             )
+            self.heads = nn.ModuleDict({name: nn.Linear(hidden, n_tags(name)) for name in _EVENT_LAYERS})
 
-        def forward(self, input_ids: Any, attention_mask: Any, marker: Any) -> dict[str, Any]:
+        def encode(self, input_ids: Any, attention_mask: Any, marker: Any = None) -> Any:
             emb = self.encoder.get_input_embeddings()(input_ids)
-            emb = emb + marker.unsqueeze(-1).to(emb.dtype) * self.marker
-            h = self.encoder(inputs_embeds=emb, attention_mask=attention_mask).last_hidden_state
+            if marker is not None:
+                emb = emb + marker.unsqueeze(-1).to(emb.dtype) * self.marker
+            return self.encoder(inputs_embeds=emb, attention_mask=attention_mask).last_hidden_state
+
+        def encode_top(self, hidden: Any, attention_mask: Any, start: int) -> Any:
+            """Run blocks ``start..`` on cached hidden states (BERT-like encoders)."""
+            mask = (1.0 - attention_mask[:, None, None, :].to(hidden.dtype)) * torch.finfo(hidden.dtype).min
+            for layer in _layer_stack(self.encoder)[start:]:
+                out = layer(hidden, attention_mask=mask)
+                hidden = out[0] if isinstance(out, tuple) else out
+            return hidden
+
+        def trigger_logits(self, h: Any) -> Any:
+            return self.trigger(self.dropout(h))
+
+        def event_logits(self, h: Any, marker: Any) -> dict[str, Any]:
             h = self.dropout(h)
             m = marker.unsqueeze(-1).to(h.dtype)
             n = m.sum(1)
             pooled = torch.where(n > 0, (h * m).sum(1) / n.clamp(min=1.0), h[:, 0])
-            ctx = torch.cat([h, pooled.unsqueeze(1).expand_as(h)], dim=-1)
-            return {
-                name: head(h if name == "trigger" else ctx) for name, head in self.heads.items()
-            }
+            start = marker.float().argmax(1)  # first trigger token (0 = [CLS] without trigger)
+            pos = torch.arange(h.shape[1], device=h.device)[None, :] - start[:, None]
+            d = self.dist(pos.clamp(-_MAX_DIST, _MAX_DIST) + _MAX_DIST).to(h.dtype)
+            t = pooled.unsqueeze(1).expand_as(h)
+            x = self.pair(torch.cat([h, t, h * t, d], dim=-1))
+            return {name: head(x) for name, head in self.heads.items()}
 
     return _Net()
 
@@ -273,23 +301,30 @@ class TransformerExtractor:
     ----------
     encoder : str or Path, default "minilm"
         ``"minilm"`` (offline all-MiniLM-L6-v2) or a Hugging Face directory (BioBERT ...).
-    variant : {"conditioned", "joint"}, default "conditioned"
-        Trigger-conditioned event pass per trigger, or one joint pass (see module doc).
+    variant : {"pairwise", "conditioned", "joint"}, default "pairwise"
+        How the event layers see the trigger (see the module docstring): one encoder
+        pass and trigger-conditioned tag layers (``pairwise``), a second encoder pass
+        per trigger with a trigger marker in the input (``conditioned``), or no
+        conditioning with arguments assigned to the nearest trigger (``joint``).
     max_length : int, default 192
         Longest input in sub-word tokens; longer sentences are truncated.
     epochs : int, default 12
         Most training epochs.
     batch_size : int, default 16
-        Training items per step (sentences for the trigger pass plus events).
+        Sentences per step.
     lr : float, default 1e-4
         Peak AdamW learning rate of the encoder (linear warm-up and decay).
     head_lr : float, default 1e-3
-        Learning rate of the tag layers and the trigger marker.
+        Learning rate of the tag layers, distance embedding and trigger marker.
     warmup : float, default 0.1
         Fraction of steps of linear warm-up.
     weight_decay : float, default 0.01
     dropout : float, default 0.1
         Dropout on the encoder output before the tag layers.
+    freeze_layers : int, default 0
+        Keep the embeddings and the first ``freeze_layers`` transformer blocks fixed.
+        With a BERT-like encoder and a one-pass variant their output is computed once
+        and cached, so an epoch costs only the upper blocks (a CPU speed-up).
     patience : int, default 2
         Epochs without a better dev score before stopping early.
     max_minutes : float or None, default None
@@ -311,6 +346,8 @@ class TransformerExtractor:
         Per epoch: loss, dev scores, minutes.
     train_minutes_ : float
         Training wall-clock time.
+    best_epoch_ : int or None
+        The epoch whose weights were kept.
     """
 
     name = MODEL_NAME
@@ -319,7 +356,7 @@ class TransformerExtractor:
         self,
         encoder: str | Path = "minilm",
         *,
-        variant: str = "conditioned",
+        variant: str = "pairwise",
         max_length: int = 192,
         epochs: int = 12,
         batch_size: int = 16,
@@ -328,6 +365,7 @@ class TransformerExtractor:
         warmup: float = 0.1,
         weight_decay: float = 0.01,
         dropout: float = 0.1,
+        freeze_layers: int = 0,
         patience: int = 2,
         max_minutes: float | None = None,
         seed: int = 13,
@@ -345,6 +383,7 @@ class TransformerExtractor:
         self.warmup = warmup
         self.weight_decay = weight_decay
         self.dropout = dropout
+        self.freeze_layers = freeze_layers
         self.patience = patience
         self.max_minutes = max_minutes
         self.seed = seed
@@ -357,7 +396,7 @@ class TransformerExtractor:
         """The constructor parameters (JSON-serialisable)."""
         keys = (
             "variant max_length epochs batch_size lr head_lr warmup weight_decay dropout "
-            "patience max_minutes seed threads device predict_batch_size"
+            "freeze_layers patience max_minutes seed threads device predict_batch_size"
         ).split()
         return {"encoder": str(self.encoder), **{k: getattr(self, k) for k in keys}}
 
@@ -372,6 +411,8 @@ class TransformerExtractor:
                 raise ModelError(f"{key} must be > 0; got {getattr(self, key)}")
         if not 0 <= self.warmup < 1 or not 0 <= self.dropout < 1:
             raise ModelError("warmup and dropout must be in [0, 1)")
+        if int(self.freeze_layers) < 0:
+            raise ModelError(f"freeze_layers must be >= 0; got {self.freeze_layers}")
 
     def _torch_device(self) -> Any:
         import torch
@@ -390,48 +431,41 @@ class TransformerExtractor:
             max_length=int(self.max_length),
             return_offsets_mapping=True,
         )
-        out = []
-        for ids, offs in zip(enc["input_ids"], enc["offset_mapping"]):
-            out.append({"input_ids": list(ids), "offsets": [tuple(o) for o in offs]})
-        return out
+        return [
+            {"input_ids": list(ids), "offsets": [tuple(o) for o in offs]}
+            for ids, offs in zip(enc["input_ids"], enc["offset_mapping"])
+        ]
 
     @staticmethod
     def _marker(offsets: Sequence[tuple[int, int]], trigger: Span) -> list[int]:
         return [1 if e > s and trigger.overlaps(s, e) else 0 for s, e in offsets]
 
     def _items(self, sentences: Sequence[SentenceEvents]) -> list[dict[str, Any]]:
+        """One item per sentence: token ids, trigger tags and per-event (marker, tags)."""
         toks = self._tokenize([s.text for s in sentences])
         items = []
         for sent, tok in zip(sentences, toks):
             offs = tok["offsets"]
-            trig = [(ev.event_type, ev.trigger) for ev in sent.events]
-            blank = [_IGNORE] * len(offs)
-            base = {"input_ids": tok["input_ids"], "marker": [0] * len(offs)}
-            trig_tags = encode_tags(offs, trig, LAYERS["trigger"])
+            trig = encode_tags(offs, [(ev.event_type, ev.trigger) for ev in sent.events], LAYERS["trigger"])
+            events = []
             if self.variant == "joint":
-                labels = {"trigger": trig_tags}
                 union: dict[str, list[tuple[str, Span]]] = {n: [] for n in _EVENT_LAYERS}
                 for ev in sent.events:
                     for name, spans in event_layer_spans(ev).items():
                         union[name].extend(spans)
-                for name in _EVENT_LAYERS:
-                    labels[name] = encode_tags(offs, union[name], LAYERS[name])
-                items.append({**base, "labels": labels})
-                continue
-            labels = {"trigger": trig_tags, **{n: blank for n in _EVENT_LAYERS}}
-            items.append({**base, "labels": labels})
-            for ev in sent.events:
-                layer_spans = event_layer_spans(ev)
-                labels = {"trigger": blank}
-                for name in _EVENT_LAYERS:
-                    labels[name] = encode_tags(offs, layer_spans[name], LAYERS[name])
-                items.append(
-                    {
-                        "input_ids": tok["input_ids"],
-                        "marker": self._marker(offs, ev.trigger),
-                        "labels": labels,
-                    }
+                events.append(
+                    ([0] * len(offs), {n: encode_tags(offs, union[n], LAYERS[n]) for n in _EVENT_LAYERS})
                 )
+            else:
+                for ev in sent.events:
+                    spans = event_layer_spans(ev)
+                    events.append(
+                        (
+                            self._marker(offs, ev.trigger),
+                            {n: encode_tags(offs, spans[n], LAYERS[n]) for n in _EVENT_LAYERS},
+                        )
+                    )
+            items.append({"input_ids": tok["input_ids"], "trigger": trig, "events": events})
         return items
 
     def _collate(self, batch: Sequence[dict[str, Any]], device: Any) -> dict[str, Any]:
@@ -440,23 +474,65 @@ class TransformerExtractor:
         width = max(len(b["input_ids"]) for b in batch)
         pad = int(self.tokenizer_.pad_token_id or 0)
 
-        def padded(key: str, value: int, sub: str | None = None) -> Any:
-            rows = [(b[key][sub] if sub else b[key]) for b in batch]
-            return torch.tensor([r + [value] * (width - len(r)) for r in rows], device=device)
+        def pad_rows(rows: Sequence[Sequence[int]], value: int) -> Any:
+            return torch.tensor([list(r) + [value] * (width - len(r)) for r in rows], device=device)
 
-        out = {
-            "input_ids": padded("input_ids", pad),
-            "attention_mask": torch.tensor(
-                [[1] * len(b["input_ids"]) + [0] * (width - len(b["input_ids"])) for b in batch],
-                device=device,
-            ),
-            "marker": padded("marker", 0),
+        out: dict[str, Any] = {
+            "input_ids": pad_rows([b["input_ids"] for b in batch], pad),
+            "attention_mask": pad_rows([[1] * len(b["input_ids"]) for b in batch], 0),
         }
-        if "labels" in batch[0]:
-            out["labels"] = {name: padded("labels", _IGNORE, name) for name in LAYERS}
+        if "cache" in batch[0]:
+            hid = batch[0]["cache"].shape[-1]
+            cache = torch.zeros(len(batch), width, hid)
+            for i, b in enumerate(batch):
+                cache[i, : b["cache"].shape[0]] = b["cache"].float()
+            out["cache"] = cache.to(device)
+        if "trigger" in batch[0]:
+            out["trigger"] = pad_rows([b["trigger"] for b in batch], _IGNORE)
+            rows = [i for i, b in enumerate(batch) for _ in b["events"]]
+            evs = [e for b in batch for e in b["events"]]
+            out["ev_rows"] = torch.tensor(rows, dtype=torch.long, device=device)
+            out["ev_marker"] = pad_rows([m for m, _ in evs], 0) if evs else None
+            out["ev_labels"] = {n: pad_rows([lab[n] for _, lab in evs], _IGNORE) for n in _EVENT_LAYERS} if evs else {}
         return out
 
     # -- training -----------------------------------------------------------------
+    def _freeze(self) -> int:
+        """Freeze embeddings and the first blocks; return the cache depth (0 = no cache)."""
+        k = int(self.freeze_layers)
+        if k <= 0:
+            return 0
+        enc = self.net_.encoder
+        emb = getattr(enc, "embeddings", None) or enc.get_input_embeddings()
+        for p in emb.parameters():
+            p.requires_grad = False
+        stack = _layer_stack(enc)
+        if stack is None:
+            return 0
+        k = min(k, len(stack))
+        for layer in stack[:k]:
+            for p in layer.parameters():
+                p.requires_grad = False
+        return k if self.variant != "conditioned" else 0
+
+    def _cache(self, items: list[dict[str, Any]], depth: int, device: Any) -> None:
+        """Store the frozen blocks' output (hidden states ``depth``) in each item."""
+        import torch
+
+        self.net_.eval()
+        bs = int(self.predict_batch_size)
+        with torch.inference_mode():
+            for b in range(0, len(items), bs):
+                part = items[b : b + bs]
+                batch = self._collate([{"input_ids": it["input_ids"]} for it in part], device)
+                hs = self.net_.encoder(
+                    input_ids=batch["input_ids"],
+                    attention_mask=batch["attention_mask"],
+                    output_hidden_states=True,
+                ).hidden_states[depth]
+                for i, it in enumerate(part):
+                    it["cache"] = hs[i, : len(it["input_ids"])].to("cpu", torch.bfloat16).clone()
+
     def fit(
         self,
         train: Sequence[SentenceEvents],
@@ -473,8 +549,9 @@ class TransformerExtractor:
             Gold sentences.
         dev : sequence of SentenceEvents, optional
             Gold sentences for early stopping: after each epoch the mean of trigger,
-            main-argument and sub-argument exact-match F1 (PHEE §4.2) is computed and
-            the best epoch's weights are kept (and saved to ``out``).
+            main-argument and sub-argument exact-match F1 (PHEE §4.2, see
+            :func:`quick_scores`) is computed and the best epoch's weights are kept
+            (and saved to ``out``).
         out : Path, optional
             Directory to save the best checkpoint to after every improving epoch.
         log : callable, optional
@@ -504,22 +581,25 @@ class TransformerExtractor:
         np.random.seed(self.seed)
         torch.manual_seed(self.seed)
         device = self._torch_device()
+        start = time.monotonic()
         path = resolve_encoder(self.encoder)
         self.tokenizer_ = load_tokenizer(path)
         self.net_ = _build_net(load_encoder(path), float(self.dropout)).to(device)
-        self.encoder_config_ = self.net_.encoder.config.to_dict()
         items = self._items(train)
-        say(f"{len(train)} sentences -> {len(items)} training items; device {device}")
-        steps_per_epoch = math.ceil(len(items) / int(self.batch_size))
-        total = steps_per_epoch * int(self.epochs)
-        enc_params = list(self.net_.encoder.parameters())
-        enc_ids = {id(p) for p in enc_params}
+        depth = self._freeze()
+        if depth:
+            self._cache(items, depth, device)
+        say(
+            f"{len(train)} sentences, {sum(len(i['events']) for i in items)} event items; "
+            f"device {device}; cached blocks {depth}"
+        )
+        bsz = int(self.batch_size)
+        total = math.ceil(len(items) / bsz) * int(self.epochs)
+        enc_params = [p for p in self.net_.encoder.parameters() if p.requires_grad]
+        enc_ids = {id(p) for p in self.net_.encoder.parameters()}
         other = [p for p in self.net_.parameters() if id(p) not in enc_ids]
         opt = torch.optim.AdamW(
-            [
-                {"params": enc_params, "lr": float(self.lr)},
-                {"params": other, "lr": float(self.head_lr)},
-            ],
+            [{"params": enc_params, "lr": float(self.lr)}, {"params": other, "lr": float(self.head_lr)}],
             weight_decay=float(self.weight_decay),
         )
         warm = max(1, int(total * float(self.warmup)))
@@ -533,64 +613,80 @@ class TransformerExtractor:
         loss_fn = nn.CrossEntropyLoss(ignore_index=_IGNORE, reduction="sum")
         use_amp = device.type == "cuda"
         rng = random.Random(self.seed)
-        start = time.monotonic()
         budget = None if self.max_minutes is None else float(self.max_minutes) * 60.0
         best, best_state, bad = -1.0, None, 0
         self.history_: list[dict[str, Any]] = []
+        self.best_epoch_: int | None = None
         out_of_time = False
+
+        def ce(logits: Any, gold: Any) -> Any:
+            count = int((gold != _IGNORE).sum())
+            if not count:
+                return None
+            return loss_fn(logits.float().reshape(-1, logits.shape[-1]), gold.reshape(-1)) / count
+
         for epoch in range(1, int(self.epochs) + 1):
             self.net_.train()
             # Length-bucketed shuffling: sort chunks of 50 batches by length (less padding).
             order = list(range(len(items)))
             rng.shuffle(order)
-            chunk = int(self.batch_size) * 50
             batches = []
-            for c in range(0, len(order), chunk):
-                part = sorted(order[c : c + chunk], key=lambda i: len(items[i]["input_ids"]))
-                batches += [part[b : b + int(self.batch_size)] for b in range(0, len(part), int(self.batch_size))]
+            for c in range(0, len(order), bsz * 50):
+                part = sorted(order[c : c + bsz * 50], key=lambda i: len(items[i]["input_ids"]))
+                batches += [part[b : b + bsz] for b in range(0, len(part), bsz)]
             rng.shuffle(batches)
-            total_loss, n_tok = 0.0, 0
+            total_loss, n_steps = 0.0, 0
             for step, idx in enumerate(batches):
                 if budget is not None and time.monotonic() - start > budget:
                     out_of_time = True
                     break
                 batch = self._collate([items[i] for i in idx], device)
                 with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_amp):
-                    logits = self.net_(batch["input_ids"], batch["attention_mask"], batch["marker"])
-                loss = 0.0
-                for name, lg in logits.items():
-                    gold = batch["labels"][name]
-                    count = int((gold != _IGNORE).sum())
-                    if count:
-                        loss = loss + loss_fn(lg.float().reshape(-1, lg.shape[-1]), gold.reshape(-1)) / count
-                if isinstance(loss, float):
+                    if "cache" in batch:
+                        h = self.net_.encode_top(batch["cache"], batch["attention_mask"], depth)
+                    else:
+                        h = self.net_.encode(batch["input_ids"], batch["attention_mask"])
+                    losses = [ce(self.net_.trigger_logits(h), batch["trigger"])]
+                    if batch["ev_marker"] is not None:
+                        rows = batch["ev_rows"]
+                        if self.variant == "conditioned":
+                            he = self.net_.encode(
+                                batch["input_ids"][rows], batch["attention_mask"][rows], batch["ev_marker"]
+                            )
+                        else:
+                            he = h[rows]
+                        ev = self.net_.event_logits(he, batch["ev_marker"])
+                        losses += [ce(ev[n], batch["ev_labels"][n]) for n in _EVENT_LAYERS]
+                kept = [x for x in losses if x is not None]
+                if not kept:
                     continue
+                loss = torch.stack(kept).sum()
                 opt.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.net_.parameters(), 1.0)
                 opt.step()
                 sched.step()
                 total_loss += float(loss.detach())
-                n_tok += 1
+                n_steps += 1
                 if step % 50 == 0:
                     say(
-                        f"epoch {epoch} step {step}/{len(batches)} loss {total_loss / max(1, n_tok):.4f} "
+                        f"epoch {epoch} step {step}/{len(batches)} loss {total_loss / n_steps:.4f} "
                         f"({(time.monotonic() - start) / 60:.1f} min)"
                     )
             record: dict[str, Any] = {
                 "epoch": epoch,
-                "loss": total_loss / max(1, n_tok),
-                "steps": n_tok,
+                "loss": total_loss / max(1, n_steps),
+                "steps": n_steps,
                 "complete": not out_of_time,
             }
-            if dev:
+            if dev and n_steps:
                 scores = quick_scores(dev, self.predict([s.text for s in dev]))
                 record["dev"] = scores
-                metric = scores["selection"]
-                if metric > best:
-                    best, bad = metric, 0
+                if scores["selection"] > best:
+                    best, bad = scores["selection"], 0
                     best_state = copy.deepcopy(self.net_.state_dict())
                     self.best_epoch_ = epoch
+                    self.train_minutes_ = (time.monotonic() - start) / 60
                     if out is not None:
                         self.save(out)
                 else:
@@ -600,6 +696,8 @@ class TransformerExtractor:
             say(json.dumps(record))
             if out_of_time or (dev and bad >= int(self.patience)):
                 break
+        for it in items:
+            it.pop("cache", None)
         if best_state is not None:
             self.net_.load_state_dict(best_state)
         self.train_minutes_ = (time.monotonic() - start) / 60
@@ -609,36 +707,7 @@ class TransformerExtractor:
     # -- prediction ---------------------------------------------------------------
     def _check_fitted(self) -> None:
         if not hasattr(self, "net_"):
-            raise ModelError(
-                "TransformerExtractor is not fitted yet; call 'fit' or 'load' first"
-            )
-
-    def _run(self, toks: list[dict[str, Any]], markers: list[list[int]]) -> list[dict[str, Any]]:
-        """Tag layers' (tags, scores) per item, batched by length."""
-        import torch
-
-        device = next(self.net_.parameters()).device
-        use_amp = device.type == "cuda"
-        order = sorted(range(len(toks)), key=lambda i: len(toks[i]["input_ids"]))
-        results: list[dict[str, Any]] = [{} for _ in toks]
-        bs = int(self.predict_batch_size)
-        self.net_.eval()
-        with torch.inference_mode():
-            for b in range(0, len(order), bs):
-                idx = order[b : b + bs]
-                batch = self._collate(
-                    [{"input_ids": toks[i]["input_ids"], "marker": markers[i]} for i in idx], device
-                )
-                with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_amp):
-                    logits = self.net_(batch["input_ids"], batch["attention_mask"], batch["marker"])
-                for name, lg in logits.items():
-                    prob = lg.float().softmax(-1)
-                    sc, tg = prob.max(-1)
-                    sc, tg = sc.cpu().tolist(), tg.cpu().tolist()
-                    for row, i in enumerate(idx):
-                        n = len(toks[i]["input_ids"])
-                        results[i][name] = (tg[row][:n], sc[row][:n])
-        return results
+            raise ModelError("TransformerExtractor is not fitted yet; call 'fit' or 'load' first")
 
     def predict(self, texts: list[str]) -> list[list[Event]]:
         """Extract events from each sentence.
@@ -652,58 +721,89 @@ class TransformerExtractor:
         -------
         list of list of Event
             Per text, its events with offsets into that text, ``source`` set to the
-            model name and ``score`` to the trigger's mean token probability.
+            model name and variant, ``score`` to the trigger's mean token probability.
 
         Raises
         ------
         ModelError
             If the model is not fitted.
         """
+        import torch
+
         self._check_fitted()
         if not texts:
             return []
         toks = self._tokenize(texts)
-        first = self._run(toks, [[0] * len(t["input_ids"]) for t in toks])
-        triggers = [
-            decode_tags(text, tok["offsets"], res["trigger"][0], LAYERS["trigger"], res["trigger"][1])
-            for text, tok, res in zip(texts, toks, first)
-        ]
-        if self.variant == "joint":
-            return [
-                self._joint_events(text, tok["offsets"], trig, res)
-                for text, tok, trig, res in zip(texts, toks, triggers, first)
-            ]
-        pairs = [(i, t) for i, trig in enumerate(triggers) for t in trig]
-        second = self._run(
-            [toks[i] for i, _ in pairs],
-            [self._marker(toks[i]["offsets"], t[1]) for i, t in pairs],
-        )
+        device = next(self.net_.parameters()).device
+        use_amp = device.type == "cuda"
+        order = sorted(range(len(toks)), key=lambda i: len(toks[i]["input_ids"]))
         events: list[list[Event]] = [[] for _ in texts]
-        for (i, (etype, tspan, tscore)), res in zip(pairs, second):
-            layer = {
-                name: decode_tags(texts[i], toks[i]["offsets"], res[name][0], LAYERS[name], res[name][1])
-                for name in _EVENT_LAYERS
-            }
-            events[i].append(self._event(etype, tspan, tscore, layer))
+        bs = int(self.predict_batch_size)
+        self.net_.eval()
+
+        def tags(logits: Any) -> tuple[list[list[int]], list[list[float]]]:
+            sc, tg = logits.float().softmax(-1).max(-1)
+            return tg.cpu().tolist(), sc.cpu().tolist()
+
+        with torch.inference_mode():
+            for b in range(0, len(order), bs):
+                idx = order[b : b + bs]
+                batch = self._collate([toks[i] for i in idx], device)
+                with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_amp):
+                    h = self.net_.encode(batch["input_ids"], batch["attention_mask"])
+                    tg, sc = tags(self.net_.trigger_logits(h))
+                triggers = [
+                    decode_tags(texts[i], toks[i]["offsets"], tg[r], LAYERS["trigger"], sc[r])
+                    for r, i in enumerate(idx)
+                ]
+                if self.variant == "joint":
+                    pairs = [(r, None) for r in range(len(idx))]
+                    markers = [[0] * h.shape[1] for _ in idx]
+                else:
+                    pairs = [(r, t) for r, trig in enumerate(triggers) for t in trig]
+                    markers = [
+                        self._marker(toks[idx[r]]["offsets"], t[1]) + [0] * (h.shape[1] - len(toks[idx[r]]["offsets"]))
+                        for r, t in pairs
+                    ]
+                if not pairs:
+                    continue
+                rows = torch.tensor([r for r, _ in pairs], dtype=torch.long, device=device)
+                marker = torch.tensor(markers, device=device)
+                with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_amp):
+                    if self.variant == "conditioned":
+                        he = self.net_.encode(batch["input_ids"][rows], batch["attention_mask"][rows], marker)
+                    else:
+                        he = h[rows]
+                    ev_logits = self.net_.event_logits(he, marker)
+                    ev_tags = {n: tags(ev_logits[n]) for n in _EVENT_LAYERS}
+                for p, (r, trig) in enumerate(pairs):
+                    i = idx[r]
+                    layer = {
+                        n: decode_tags(texts[i], toks[i]["offsets"], ev_tags[n][0][p], LAYERS[n], ev_tags[n][1][p])
+                        for n in _EVENT_LAYERS
+                    }
+                    if trig is not None:
+                        events[i].append(self._event(trig[0], trig[1], trig[2], layer))
+                    else:
+                        events[i] = self._joint_events(triggers[r], layer)
         return events
 
     def _joint_events(
         self,
-        text: str,
-        offsets: Sequence[tuple[int, int]],
         triggers: list[tuple[str, Span, float]],
-        res: dict[str, Any],
+        layer: dict[str, list[tuple[str, Span, float]]],
     ) -> list[Event]:
+        """Events of the joint variant: each span goes to the nearest trigger."""
         if not triggers:
             return []
         per: list[dict[str, list[tuple[str, Span, float]]]] = [
             {n: [] for n in _EVENT_LAYERS} for _ in triggers
         ]
         for name in _EVENT_LAYERS:
-            for item in decode_tags(text, offsets, res[name][0], LAYERS[name], res[name][1]):
+            for item in layer[name]:
                 k = min(range(len(triggers)), key=lambda j: abs(triggers[j][1].start - item[1].start))
                 per[k][name].append(item)
-        return [self._event(et, ts, sc, layer) for (et, ts, sc), layer in zip(triggers, per)]
+        return [self._event(et, ts, sc, lay) for (et, ts, sc), lay in zip(triggers, per)]
 
     def _event(
         self, etype: str, trigger: Span, score: float, layer: dict[str, list[tuple[str, Span, float]]]
