@@ -13,7 +13,7 @@ Every span node holds ``text`` and ``start``: one inner list per argument
 instance, one item per discontinuous fragment, offsets in characters of
 ``context``; a fragment ends at ``start + len(text)`` (the format has no end
 offsets). Fragments keep the corpus order, which is not always text order
-(35 PHEE arguments list a later fragment first), and the fragment text is kept
+(36 argument instances in train + dev list a later fragment first), and the fragment text is kept
 as given (e.g. the truncated ``"mycophenolate mofeti"`` of sentence 18159131_4),
 so that :func:`to_phee_dict` gives back the corpus line byte for byte.
 
