@@ -101,7 +101,8 @@ def version() -> None:
 def main() -> None:
     """Entry point: run the app, mapping ClinexError to exit status 2."""
     try:
-        app(standalone_mode=False)
+        # In non-standalone mode click *returns* the exit code of typer.Exit / ctx.exit.
+        rc = app(standalone_mode=False)
     except ClinexError as exc:
         typer.echo(str(exc), err=True)
         sys.exit(2)
@@ -110,13 +111,14 @@ def main() -> None:
     except typer.Abort:
         typer.echo("Aborted.", err=True)
         sys.exit(1)
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
+    except typer.TyperException as exc:  # usage errors (unknown command, bad option)
+        show = getattr(exc, "show", None)
+        if show is None:
+            raise
+        show()
+        sys.exit(getattr(exc, "exit_code", 2))
+    if isinstance(rc, int) and rc:
+        sys.exit(rc)
 
 
 if __name__ == "__main__":  # pragma: no cover
