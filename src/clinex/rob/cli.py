@@ -133,7 +133,7 @@ def iaa(
     report = compare(dir_a, dir_b, texts=texts, align=align)
     err = Console(stderr=True)
     for w in report.warnings:
-        err.print(f"warning: {w}", markup=False, highlight=False)
+        err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
     if as_json:
         typer.echo(report.model_dump_json())
         return
