@@ -45,10 +45,15 @@ def parse_jsonl_data(
     path: str | Path | None = None,
     id_field: str = "id",
     text_field: str = "text",
+    fallback_text_field: str | None = None,
     errors: Literal["raise", "skip"] = "raise",
     on_error: Callable[[ClinexError], None] | None = None,
 ) -> Iterator[TextRecord]:
-    """Records of JSON lines held in memory (see :func:`iter_jsonl_texts`)."""
+    """Records of JSON lines held in memory (see :func:`iter_jsonl_texts`).
+
+    ``fallback_text_field`` (e.g. ``"context"``, PHEE's key) is read when a line has
+    no ``text_field``; ``path`` only names the source in error messages.
+    """
     if errors not in ("raise", "skip"):
         raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
     name = str(path) if path is not None else "<stdin>"
@@ -79,10 +84,13 @@ def parse_jsonl_data(
                 ) from None
             if not isinstance(obj, dict):
                 raise FormatError(f"expected a JSON object, got {type(obj).__name__}", path=name, line=n)
-            for key in (id_field, text_field):
+            tkey = text_field
+            if tkey not in obj and fallback_text_field is not None and fallback_text_field in obj:
+                tkey = fallback_text_field
+            for key in (id_field, tkey):
                 if key not in obj:
                     raise FormatError("missing field", path=name, line=n, field=key)
-            rid, text = obj[id_field], obj[text_field]
+            rid, text = obj[id_field], obj[tkey]
             if isinstance(rid, int) and not isinstance(rid, bool):
                 rid = str(rid)
             if not isinstance(rid, str):
@@ -91,7 +99,7 @@ def parse_jsonl_data(
                 )
             if not isinstance(text, str):
                 raise FormatError(
-                    f"expected a string, got {type(text).__name__}", path=name, line=n, field=text_field
+                    f"expected a string, got {type(text).__name__}", path=name, line=n, field=tkey
                 )
             if rid in seen:
                 raise FormatError(f"duplicate id {rid!r}", path=name, line=n, field=id_field)
@@ -109,6 +117,7 @@ def iter_jsonl_texts(
     *,
     id_field: str = "id",
     text_field: str = "text",
+    fallback_text_field: str | None = None,
     errors: Literal["raise", "skip"] = "raise",
     on_error: Callable[[ClinexError], None] | None = None,
 ) -> Iterator[TextRecord]:
@@ -120,6 +129,8 @@ def iter_jsonl_texts(
         UTF-8 JSON lines; blank lines are ignored, a UTF-8 byte-order mark is dropped.
     id_field, text_field : str
         Keys of the id (string or integer) and of the text (string).
+    fallback_text_field : str, optional
+        Key read when a line has no ``text_field`` (``"context"`` for PHEE files).
     errors : {"raise", "skip"}, default "raise"
         ``"raise"`` stops at the first bad line; ``"skip"`` reports it through
         ``on_error`` (default: ``[CODE] file:line: message`` on stderr) and goes on.
@@ -148,6 +159,7 @@ def iter_jsonl_texts(
         path=p,
         id_field=id_field,
         text_field=text_field,
+        fallback_text_field=fallback_text_field,
         errors=errors,
         on_error=on_error,
     )

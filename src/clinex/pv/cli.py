@@ -72,3 +72,293 @@ def evaluate(
     for name, s in result["attributes"].items():
         row(f"cue {name}", s)
     Console(width=100).print(table)
+
+
+# --- extract / train (CRF + model registry; owner: PV-B) --------------------------------
+def _pv_records_from_text(text: str, name: str) -> list[tuple[str, str]]:
+    """Plain text -> one ``(id, sentence)`` record per sentence (ids ``NAME_1``, ``NAME_2``...)."""
+    from clinex.text import split_sentences
+
+    return [(f"{name}_{k}", s.text) for k, s in enumerate(split_sentences(text), start=1)]
+
+
+def _pv_echo_events(item) -> None:  # noqa: ANN001 - SentenceEvents, imported lazily
+    """Print one record and its events in a readable form (stdout)."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(f"[bold]{escape(item.id)}[/bold]: {escape(item.text)}")
+    if not item.events:
+        console.print("  (no events)")
+    for k, ev in enumerate(item.events, start=1):
+        score = f" p={ev.score:.2f}" if ev.score is not None else ""
+        console.print(
+            f"  E{k} [cyan]{ev.event_type}[/cyan] trigger '{escape(ev.trigger.text)}' "
+            f"[{ev.trigger.start}:{ev.trigger.end}]{score}"
+        )
+        for arg in ev.arguments:
+            console.print(f"     {arg.role:<10} '{escape(arg.span.text)}' [{arg.span.start}:{arg.span.end}]")
+            for sub in ev.sub_arguments.get(arg.role, ()):
+                if arg.span.overlaps(sub.span.start, sub.span.end):
+                    console.print(f"       .{sub.role:<12} '{escape(sub.span.text)}' [{sub.span.start}:{sub.span.end}]")
+        for main, subs in ev.sub_arguments.items():
+            for sub in subs:
+                if not any(a.role == main and a.span.overlaps(sub.span.start, sub.span.end) for a in ev.arguments):
+                    console.print(
+                        f"     {main}.{sub.role:<8} '{escape(sub.span.text)}' [{sub.span.start}:{sub.span.end}]"
+                    )
+        for comb in ev.combinations:
+            console.print("     Combination " + " + ".join(f"'{escape(d.span.text)}'" for d in comb.drugs))
+        for att in ev.attributes:
+            cue = f" cue '{escape(att.cue.text)}' [{att.cue.start}:{att.cue.end}]" if att.cue else ""
+            console.print(f"     {att.name}={att.value}{cue}")
+
+
+@app.command("extract")
+def extract_cmd(
+    text: str = typer.Argument(None, help="Text to analyse; '-' reads standard input."),
+    input_path: str = typer.Option(
+        None, "--input", "-i", help="Input file ('-' = stdin): plain text, or JSON lines with 'id' and 'text'."
+    ),
+    input_format: str = typer.Option(
+        "auto", "--input-format", help="auto | text | jsonl (auto: .jsonl/.json or a first '{' means JSON lines)."
+    ),
+    output: _Path = typer.Option(
+        None, "--output", "-o", help="Write PHEE JSON lines here ('-' = stdout), or a folder with --format brat."
+    ),
+    fmt: str = typer.Option("phee", "--format", help="Output format for --output: phee | brat."),
+    model: str = typer.Option("auto", "--model", help="auto | crf | transformer | a model folder."),
+    example: bool = typer.Option(False, "--example", help="Run on a bundled example sentence."),
+    strict: bool = typer.Option(False, "--strict", help="Stop at the first bad JSON line (exit 2) instead of skipping it."),
+) -> None:
+    """Extract adverse / therapeutic drug events (PHEE schema) from text.
+
+    Plain text is split into sentences (one output record per sentence, ids
+    NAME_1, NAME_2 ...); JSON lines give one record per line with its own id
+    (offsets into that line's text; 'context' is accepted instead of 'text').
+    Exit status: 0 ok; 1 when some JSON lines were bad (reported on stderr,
+    skipped, all others written); 2 on bad input (binary / non-UTF-8 file, no
+    usable line, unknown option value) or a model error.
+    """
+    import sys
+
+    from clinex.errors import InputError
+
+    if fmt not in ("phee", "brat"):
+        raise InputError(f"unknown --format {fmt!r}; use phee or brat", field="--format")
+    if input_format not in ("auto", "text", "jsonl"):
+        raise InputError(f"unknown --input-format {input_format!r}; use auto, text or jsonl", field="--input-format")
+    sources = sum(x is not None and x is not False for x in (text, input_path, example or None))
+    if sources != 1:
+        raise InputError("give exactly one of TEXT, --input FILE or --example")
+    if fmt == "brat" and (output is None or str(output) == "-"):
+        raise InputError("--format brat needs --output FOLDER", field="--output")
+
+    skipped: list[str] = []
+    records: list[tuple[str, str]]
+    in_file: _Path | None = None
+    if example:
+        from clinex.pv.examples import example as _example
+
+        records = [_example(0)]
+    elif text is not None and text != "-":
+        records = _pv_records_from_text(text, "text")
+    else:
+        if text == "-" or input_path == "-":
+            data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
+            name, label = "stdin", "<stdin>"
+        else:
+            in_file = _Path(input_path)
+            if not in_file.is_file():
+                raise InputError("no such file", path=in_file)
+            data = in_file.read_bytes()
+            name, label = in_file.stem, str(in_file)
+        kind = input_format
+        if kind == "auto":
+            suffix = in_file.suffix.lower() if in_file is not None else ""
+            head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+            kind = "jsonl" if suffix in (".jsonl", ".ndjson", ".json") or head.startswith(b"{") else "text"
+        if kind == "jsonl":
+            from clinex.io.jsonl import parse_jsonl_data
+
+            def note(exc: Exception) -> None:
+                skipped.append(str(exc))
+                typer.echo(f"skipped: {exc}", err=True)
+
+            records = [
+                (r.id, r.text)
+                for r in parse_jsonl_data(
+                    data,
+                    path=label,
+                    text_field="text",
+                    fallback_text_field="context",
+                    errors="raise" if strict else "skip",
+                    on_error=note,
+                )
+            ]
+            if skipped and not records:
+                raise InputError(f"no usable line ({len(skipped)} bad lines)", path=label)
+        else:
+            from clinex.errors import EncodingError
+
+            if b"\x00" in data:
+                line = data[: data.index(b"\x00")].count(b"\n") + 1
+                raise EncodingError("binary file (NUL byte), expected UTF-8 text", path=label, line=line)
+            try:
+                decoded = data.decode("utf-8").removeprefix("\ufeff")
+            except UnicodeDecodeError as exc:
+                line = data[: exc.start].count(b"\n") + 1
+                raise EncodingError(
+                    f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte offset {exc.start})", path=label, line=line
+                ) from None
+            records = _pv_records_from_text(decoded, name)
+
+    if output is not None and str(output) != "-" and in_file is not None:
+        if output.exists() and output.resolve() == in_file.resolve():
+            raise InputError("--output is the input file; refusing to overwrite it", path=output)
+
+    from clinex.pv.models import load_model
+    from clinex.pv.pipeline import extract_record
+
+    load_model(model)  # fail early (exit 2) on an unknown or missing model
+    items = []
+    if len(records) > 1:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        with Progress(
+            TextColumn("extracting"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            console=Console(stderr=True), transient=True,
+        ) as bar:
+            for rid, rtext in bar.track(records, total=len(records)):
+                items.append(extract_record(rid, rtext, model=model))
+    else:
+        items = [extract_record(rid, rtext, model=model) for rid, rtext in records]
+
+    if output is None:
+        for item in items:
+            _pv_echo_events(item)
+    elif fmt == "brat":
+        from clinex.io.brat import write_brat
+
+        output.mkdir(parents=True, exist_ok=True)
+        for item in items:
+            write_brat(item, output)
+    elif str(output) == "-":
+        from clinex.io.phee_json import dumps_phee
+
+        for item in items:
+            typer.echo(dumps_phee(item))
+    else:
+        from clinex.io.phee_json import write_phee_json
+
+        write_phee_json(items, output)
+    n_events = sum(len(i.events) for i in items)
+    if output is not None and str(output) != "-":
+        typer.echo(f"{len(items)} records, {n_events} events -> {output}", err=True)
+    if skipped:
+        typer.echo(f"{len(skipped)} bad lines skipped (see above); exit status 1", err=True)
+        sys.exit(1)  # not typer.Exit: the root app runs with standalone_mode=False
+
+
+def _pv_parse_params(pairs: list[str] | None) -> dict:
+    """``KEY=VALUE`` strings -> dict; values parsed as JSON when possible (``0.1``, ``true``)."""
+    import json
+
+    from clinex.errors import InputError
+
+    out: dict = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InputError(f"--param expects KEY=VALUE, got {pair!r}", field="--param")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+@app.command("train")
+def train_cmd(
+    train: _Path = typer.Option(..., "--train", help="Training sentences, PHEE JSON lines (train.json)."),
+    dev: _Path = typer.Option(None, "--dev", help="Dev sentences, PHEE JSON lines; scored after training."),
+    out: _Path = typer.Option(..., "--out", help="Model folder to write."),
+    kind: str = typer.Option("crf", "--model", help="crf | transformer."),
+    encoder: str = typer.Option(None, "--encoder", help="Transformer only: 'minilm' or a local Hugging Face folder."),
+    c1: float = typer.Option(None, "--c1", help="CRF only: L1 coefficient (default 0.05)."),
+    c2: float = typer.Option(None, "--c2", help="CRF only: L2 coefficient (default 0.05)."),
+    max_iterations: int = typer.Option(None, "--max-iterations", help="CRF only: L-BFGS iterations per layer."),
+    param: list[str] = typer.Option(None, "--param", help="Extra model parameter KEY=VALUE (repeatable)."),
+) -> None:
+    """Train an event-extraction model on PHEE JSON lines and save it to OUT.
+
+    With --dev, the saved model is scored on the dev file (clinex.pv.evaluate) and
+    the scores are written to OUT/dev_scores.json and printed.
+    """
+    import json
+    import sys
+    import time
+
+    from clinex.errors import InputError
+    from clinex.io.phee_json import read_phee_json
+    from clinex.pv.models import KINDS
+    from clinex.pv.models import train as train_model
+
+    if kind not in KINDS:
+        raise InputError(f"unknown --model {kind!r}; use {' or '.join(KINDS)}", field="--model")
+    params = _pv_parse_params(param)
+    if kind == "crf":
+        if encoder is not None:
+            raise InputError("--encoder applies to --model transformer only", field="--encoder")
+        for key, value in (("c1", c1), ("c2", c2), ("max_iterations", max_iterations)):
+            if value is not None:
+                params[key] = value
+    else:
+        if any(v is not None for v in (c1, c2, max_iterations)):
+            raise InputError("--c1/--c2/--max-iterations apply to --model crf only")
+        if encoder is not None:
+            params["encoder"] = encoder
+    train_items = read_phee_json(train)
+    dev_items = read_phee_json(dev) if dev is not None else None
+    typer.echo(f"training {kind} on {len(train_items)} sentences from {train}", err=True)
+    started = time.time()
+    if kind == "crf":
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=Console(stderr=True), transient=True,
+        ) as bar:
+            tasks: dict[str, int] = {}
+
+            def on_iteration(layer: str, it: int, total: int) -> None:
+                if layer not in tasks:
+                    tasks[layer] = bar.add_task(f"CRF layer {layer} (L-BFGS)", total=total)
+                bar.update(tasks[layer], completed=min(it, total))
+
+            model = train_model(kind, train_items, dev_items, out, on_iteration=on_iteration, **params)
+    else:
+        model = train_model(
+            kind, train_items, dev_items, out, command=" ".join(["clinex", *sys.argv[1:]]), **params
+        )
+    minutes = (time.time() - started) / 60
+    typer.echo(f"saved {kind} model to {out} ({minutes:.1f} min)", err=True)
+    if dev_items is not None:
+        from clinex.pv.evaluate import flatten, score
+        from clinex.pv.types import SentenceEvents
+
+        preds = model.predict([s.text for s in dev_items])
+        pred_items = [SentenceEvents(id=s.id, text=s.text, events=tuple(p)) for s, p in zip(dev_items, preds)]
+        result = score(dev_items, pred_items)
+        flat = flatten(result)
+        (out / "dev_scores.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        for key in (
+            "trigger.classification.f1",
+            "event_classification.f1",
+            "arguments.classification.main.em_f1",
+            "arguments.classification.sub.em_f1",
+        ):
+            typer.echo(f"dev {key}: {flat[key]:.4f}")
