@@ -66,7 +66,7 @@ def normalize_answer(text: str) -> str:
     Parameters
     ----------
     text : str
-        A span text (a discontinuous span's fragments joined by one space).
+        A span string (PHEE scoring passes one string per fragment).
 
     Returns
     -------

@@ -7,33 +7,30 @@ Every event contributes span strings under keys ``EventType.Role[.SubRole]``:
 * ``<type>.Subject.Age`` ... ``<type>.Treatment.Disorder`` – sub-arguments;
 * ``<type>.Combination.Drug`` – the drugs of the Treatment's Combination sub-events;
 
-where ``<type>`` is ``Adverse_event`` or ``Potential_therapeutic_event``. A
-discontinuous span's fragments are joined with one space (in the stored fragment
-order) before normalising. For each sentence and key, predicted and gold strings
-are compared as multisets after the PHEE normalisation, with EM and token counts
-micro-averaged over the corpus (see :mod:`clinex.metrics.spans` for the exact
-normalisation, duplicate and zero-division rules).
+where ``<type>`` is ``Adverse_event`` or ``Potential_therapeutic_event``. As in
+the released scorer's inputs, each fragment of a discontinuous span is its own span
+string. For each sentence and key, predicted and gold strings are compared as
+multisets after the PHEE normalisation, with EM and token counts micro-averaged
+over the corpus (see :mod:`clinex.metrics.spans` for the exact normalisation,
+duplicate and zero-division rules).
 
 * **classification** scores use the full key (event type included);
-* **identification** scores drop the event type: the key is ``Trigger``,
-  ``Subject``, ``Subject.Age`` ..., so spans of all events of a sentence are pooled
-  per role;
-* **Trig-I / Trig-C**: the ``Trigger`` key, identification / classification;
-* **Event-C**: per sentence, the multiset of event types of gold vs prediction
-  (true positives ``|Counter(gold types) & Counter(pred types)|``), micro-averaged;
+* **argument identification** follows the released scorer (``_merge_idt_instances``):
+  within a sentence and an event type, the spans of all main roles are pooled into
+  one ``<type>.MainArg`` bag and those of all sub-roles (``Combination.Drug``
+  included) into one ``<type>.SubArg`` bag, so a span found with the wrong role
+  still counts; ``all`` sums the MainArg and SubArg counts;
+* **Trig-I / Trig-C**: Trig-C uses ``<type>.Trigger``; Trig-I pools the triggers of
+  both event types (the paper's §4.2 definition: the trigger span alone is right);
+* **Event-C**: per sentence, the *set* of event types of gold vs prediction (the
+  released stage-1 script counts each type once per sentence), micro-averaged;
 * **arguments**: ``main`` sums the three main roles, ``sub`` the twelve sub-roles and
   ``Combination.Drug``, ``all`` both;
 * **per_role**: classification counts of one role summed over the two event types
-  (the released scorer's per-role rows);
+  (the released scorer's ``_merge_cls_stats`` rows);
 * **attributes**: the cue spans of ``Speculated`` / ``Negated`` / ``Severity``, keyed
-  by attribute name only (the value is not scored).
-
-Differences from the released scripts, on purpose (issue 2 of this project):
-the released stage-2 inputs split a discontinuous span into one string per
-fragment, and the released identification rows pool the roles of an event type;
-here fragments are joined and identification is per role without the type. The
-released stage-1 event-classification script counts each event type once per
-sentence; here the types are a multiset.
+  ``<type>.<attribute>`` and summed over the types as the released scorer's
+  attribute rows (the value, e.g. Severity High/Low, is not scored).
 
 References
 ----------
@@ -44,7 +41,6 @@ EMNLP 2022, §4.2 and tables 4–6; released scorer ``evaluate/phee_metric.py``
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -64,6 +60,7 @@ from clinex.pv.schema import (
     check_sub_role,
 )
 from clinex.pv.types import SentenceEvents
+from clinex.text import Span
 
 __all__ = ["sentence_spans", "score", "flatten", "evaluate_files"]
 
@@ -79,7 +76,8 @@ def sentence_spans(item: SentenceEvents) -> tuple[dict[str, list[str]], dict[str
     -------
     (by_key, by_attribute) : tuple of dict
         ``by_key``: ``"<type>.<Role>[.<Sub>]"`` (and ``"<type>.Trigger"``) -> span
-        texts; ``by_attribute``: attribute name -> cue texts.
+        strings, one per fragment; ``by_attribute``: ``"<type>.<attribute>"`` -> cue
+        strings.
 
     Raises
     ------
@@ -91,28 +89,45 @@ def sentence_spans(item: SentenceEvents) -> tuple[dict[str, list[str]], dict[str
     for i, ev in enumerate(item.events):
         field = f"{item.id}.events[{i}]"
         t = check_event_type(ev.event_type, field=field)
-        by_key.setdefault(f"{t}.Trigger", []).append(ev.trigger.text)
+        by_key.setdefault(f"{t}.Trigger", []).extend(_strings(ev.trigger))
         for a in ev.arguments:
             check_main_role(a.role, field=field)
-            by_key.setdefault(f"{t}.{a.role}", []).append(a.span.text)
+            by_key.setdefault(f"{t}.{a.role}", []).extend(_strings(a.span))
         for main, subs in ev.sub_arguments.items():
             for a in subs:
                 check_sub_role(main, a.role, field=field)
-                by_key.setdefault(f"{t}.{main}.{a.role}", []).append(a.span.text)
+                by_key.setdefault(f"{t}.{main}.{a.role}", []).extend(_strings(a.span))
         for c in ev.combinations:
             for d in c.drugs:
-                by_key.setdefault(f"{t}.{COMBINATION_DRUG}", []).append(d.span.text)
+                by_key.setdefault(f"{t}.{COMBINATION_DRUG}", []).extend(_strings(d.span))
         for att in ev.attributes:
             check_attribute(att.name, field=field)
             if att.cue is not None:
-                by_attr.setdefault(att.name, []).append(att.cue.text)
+                by_attr.setdefault(f"{t}.{att.name}", []).extend(_strings(att.cue))
     return by_key, by_attr
 
 
+def _strings(span: Span) -> list[str]:
+    """One string per fragment, as the released scorer's inputs hold them."""
+    return [f.text for f in span.fragments]
+
+
+_MAIN_SET = frozenset(MAIN_ROLES)
+
+
 def _identification(by_key: Mapping[str, list[str]]) -> dict[str, list[str]]:
+    """Pool role keys into ``<type>.Trigger`` / ``<type>.MainArg`` / ``<type>.SubArg``.
+
+    Triggers are additionally pooled over the event types under ``Trigger`` (Trig-I).
+    """
     out: dict[str, list[str]] = {}
     for key, spans in by_key.items():
-        out.setdefault(key.split(".", 1)[1], []).extend(spans)
+        etype, role = key.split(".", 1)
+        if role == "Trigger":
+            out.setdefault("Trigger", []).extend(spans)
+            continue
+        group = "MainArg" if role in _MAIN_SET else "SubArg"
+        out.setdefault(f"{etype}.{group}", []).extend(spans)
     return out
 
 
@@ -232,24 +247,23 @@ def _score(
 
     ev_tp = ev_pred = ev_gold = 0
     for g, p in zip(gold, aligned):
-        gt = Counter(e.event_type for e in g.events)
-        pt = Counter(e.event_type for e in p.events) if p is not None else Counter()
-        ev_tp += sum((gt & pt).values())
-        ev_pred += sum(pt.values())
-        ev_gold += sum(gt.values())
+        gt = {e.event_type for e in g.events}
+        pt = {e.event_type for e in p.events} if p is not None else set()
+        ev_tp += len(gt & pt)
+        ev_pred += len(pt)
+        ev_gold += len(gt)
     ep, er, ef = prf(ev_tp, ev_pred, ev_gold)
 
     def typed(roles: Sequence[str]) -> list[str]:
         return [f"{t}.{r}" for t in EVENT_TYPES for r in roles]
 
     arguments: dict[str, dict[str, dict[str, float]]] = {}
-    for mode, counts, keys in (
-        ("identification", idt, lambda roles: list(roles)),
-        ("classification", cls, typed),
-    ):
-        main = _sum(counts, keys(MAIN_ROLES))
-        sub = _sum(counts, keys(SUB_ROLE_KEYS))
-        arguments[mode] = {"main": main.scores(), "sub": sub.scores(), "all": (main + sub).scores()}
+    main = _sum(cls, typed(MAIN_ROLES))
+    sub = _sum(cls, typed(SUB_ROLE_KEYS))
+    arguments["classification"] = {"main": main.scores(), "sub": sub.scores(), "all": (main + sub).scores()}
+    main = _sum(idt, typed(["MainArg"]))
+    sub = _sum(idt, typed(["SubArg"]))
+    arguments["identification"] = {"main": main.scores(), "sub": sub.scores(), "all": (main + sub).scores()}
 
     return {
         "trigger": {
@@ -259,7 +273,7 @@ def _score(
         "event_classification": {"precision": ep, "recall": er, "f1": ef},
         "arguments": arguments,
         "per_role": {role: _sum(cls, typed([role])).scores() for role in ROLE_KEYS},
-        "attributes": {name: _sum(att, [name]).scores() for name in ATTRIBUTES},
+        "attributes": {name: _sum(att, typed([name])).scores() for name in ATTRIBUTES},
     }
 
 
