@@ -11,8 +11,11 @@ plain text and on JATS. A heading is one of the names in :data:`SECTION_NAMES`
   upper-case letter / digit (a glued PDF heading), never by a space and a
   lower-case word ("Results will be expressed ..." is not a heading).
 
-Sub-headings of a structured abstract ("Background:", "Methods:" right after
-"Abstract") stay inside the abstract; everything after "References" is references.
+The heading list is data: ``clinex/resources/rob/section_headings.yaml``
+(:func:`load_headings` reads and validates it, or another file given as
+``headings=``). Sub-headings of a structured abstract ("Background:", "Methods:" right after
+"Abstract") stay inside the abstract, up to the first heading met a second time
+(the body's "Background"); everything after "References" is references.
 
 References
 ----------
@@ -24,30 +27,110 @@ CONSORT 2010 statement, Schulz KF et al. BMJ 2010;340:c332 (trial report section
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict
+
+from clinex.errors import FormatError, InputError
 from clinex.text import Document, Fragment, Span
 
-__all__ = ["SECTION_NAMES", "FRONT", "detect_sections", "find_headings"]
+__all__ = [
+    "DEFAULT_HEADINGS",
+    "HeadingList",
+    "load_headings",
+    "SECTION_NAMES",
+    "FRONT",
+    "detect_sections",
+    "find_headings",
+]
 
-#: Section label -> heading spellings (regular expressions, matched case-sensitively
-#: in Title case or in UPPER CASE).
-SECTION_NAMES: dict[str, tuple[str, ...]] = {
-    "abstract": ("Abstract", "Summary"),
-    "introduction": ("Introduction", "Background"),
-    "methods": (
-        "Methods?(?:/[Dd]esign)?",
-        "Materials? and [Mm]ethods",
-        "Patients and [Mm]ethods",
-        "Subjects and [Mm]ethods",
-        "Methodology",
-    ),
-    "results": ("Results",),
-    "discussion": ("Discussion", "Comment"),
-    "conclusion": ("Conclusions?",),
-    "acknowledgements": ("Acknowledge?ments?",),
-    "funding": ("Funding",),
-    "references": ("References", "Bibliography", "Literature [Cc]ited"),
-}
+#: The packaged heading list (``clinex/resources/rob/section_headings.yaml``).
+DEFAULT_HEADINGS = "section_headings.yaml"
+
+
+class HeadingList(BaseModel):
+    """A validated heading list (see ``section_headings.yaml``).
+
+    Attributes
+    ----------
+    version : int
+    name : str
+        Versioned name, e.g. ``"clinex.rob.sections.v1"``.
+    sections : dict of str to tuple of str
+        Section label -> heading spellings (regular expressions).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    version: int
+    name: str
+    sections: dict[str, tuple[str, ...]]
+
+
+@lru_cache(maxsize=8)
+def load_headings(path: str | None = None) -> HeadingList:
+    """Read and validate a heading list (YAML).
+
+    Parameters
+    ----------
+    path : str, optional
+        A YAML file like ``section_headings.yaml``; None or ``"default"`` for the
+        packaged list.
+
+    Returns
+    -------
+    HeadingList
+
+    Raises
+    ------
+    InputError
+        No such file.
+    FormatError
+        Not YAML, a missing or extra key, a label that is not a lower-case word, or
+        a spelling that is not a valid regular expression (label and index named).
+    """
+    import yaml
+    from importlib import resources
+
+    from pydantic import ValidationError
+
+    if path is None or path == "default":
+        where = f"clinex/resources/rob/{DEFAULT_HEADINGS}"
+        raw = resources.files("clinex.resources").joinpath("rob", DEFAULT_HEADINGS).read_text("utf-8")
+    else:
+        if not Path(path).is_file():
+            raise InputError("no such heading list", path=path)
+        where, raw = path, Path(path).read_text(encoding="utf-8")
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise FormatError(f"not valid YAML: {getattr(exc, 'problem', exc)}", path=where,
+                          line=mark.line + 1 if mark is not None else None) from None
+    try:
+        headings = HeadingList.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise FormatError(err["msg"], path=where,
+                          field=".".join(str(x) for x in err["loc"]) or None) from None
+    for label, names in headings.sections.items():
+        if not re.fullmatch(r"[a-z_]+", label):
+            raise FormatError("section labels are lower-case words", path=where,
+                              field=f"sections.{label}")
+        if not names:
+            raise FormatError("no heading spelling", path=where, field=f"sections.{label}")
+        for i, n in enumerate(names):
+            try:
+                re.compile(n)
+            except re.error as exc:
+                raise FormatError(f"not a regular expression: {exc}", path=where,
+                                  field=f"sections.{label}[{i}]") from None
+    return headings
+
+
+#: Section label -> heading spellings of the packaged list.
+SECTION_NAMES: dict[str, tuple[str, ...]] = dict(load_headings().sections)
 #: Label of the text before the first heading (title, authors, affiliations).
 FRONT = "front"
 
@@ -57,21 +140,18 @@ ABSTRACT_WINDOW = 4000
 _NUMBER = r"(?:(?:\d{1,2}(?:\.\d{1,2})*|[IVX]{1,4})\.?\s+)?"
 
 
-def _pattern() -> re.Pattern[str]:
+@lru_cache(maxsize=8)
+def _pattern(path: str | None = None) -> tuple[re.Pattern[str], dict[str, re.Pattern[str]]]:
+    """The scanning pattern (case-insensitive names) and, per label, the as-written check."""
     alts = []
-    for label, names in SECTION_NAMES.items():
-        variants = []
-        for n in names:
-            variants.append(n)
-            plain = re.sub(r"\(\?:/\[Dd\]esign\)\?", "", n).replace("?", "")
-            if re.fullmatch(r"[A-Za-z ]+", plain):
-                variants.append(plain.upper())
-        alts.append(f"(?P<{label}>{'|'.join(variants)})")
+    exact = {}
+    for label, names in load_headings(path).sections.items():
+        alts.append(f"(?P<{label}>{'|'.join(names)})")
+        exact[label] = re.compile("|".join(f"(?:{n})" for n in names))
     # the look-ahead lets the scan skip lower-case positions fast
-    return re.compile(rf"(?=[A-Z\d])(?<![A-Za-z]){_NUMBER}(?:{'|'.join(alts)})")
+    scan = re.compile(rf"(?=[A-Z\d])(?<![A-Za-z]){_NUMBER}(?i:{'|'.join(alts)})")
+    return scan, exact
 
-
-_HEADING = _pattern()
 
 
 def _starts_ok(text: str, i: int) -> bool:
@@ -108,12 +188,14 @@ def _ends_ok(text: str, end: int) -> tuple[bool, bool]:
     return False, False
 
 
-def find_headings(text: str) -> list[tuple[int, int, str]]:
+def find_headings(text: str, *, headings: str | Path | None = None) -> list[tuple[int, int, str]]:
     """Headings found in ``text`` as ``(start, end, label)``, in text order.
 
     Parameters
     ----------
     text : str
+    headings : str or Path, optional
+        A heading list file (see :func:`load_headings`); default the packaged one.
 
     Returns
     -------
@@ -123,24 +205,35 @@ def find_headings(text: str) -> list[tuple[int, int, str]]:
     found: list[tuple[int, int, str]] = []
     current = None
     abstract_at = -1
-    for m in _HEADING.finditer(text):
+    in_abstract: set[str] = set()
+    scan, exact = _pattern(None if headings is None else str(headings))
+    for m in scan.finditer(text):
         start, end = m.start(), m.end()
+        label = m.lastgroup or ""
+        name = m.group(label)
+        if not (exact[label].fullmatch(name) or name.isupper()):
+            continue  # neither as written (Title case) nor in UPPER CASE
         if not _starts_ok(text, start):
             continue
         ok, colon = _ends_ok(text, end)
         if not ok:
             continue
-        label = m.lastgroup or ""
         if current == "references":
             break
         if (current == "abstract" and label != "abstract" and start - abstract_at < ABSTRACT_WINDOW
+                and label not in in_abstract
                 and (colon or label in {"introduction", "methods", "results", "conclusion"})
                 and not _is_line_heading(text, start, end)):
+            in_abstract.add(label)  # a sub-heading; the same heading again starts the body
             continue
         if label == current:
             continue
         if label == "abstract":
             abstract_at = start
+            # "AbstractBackground": a sub-heading glued to "Abstract" itself
+            after = text[end : end + 40]
+            in_abstract = {lab for lab, rx in exact.items()
+                           if rx.match(after) or rx.match(after.title())}
         found.append((start, end, label))
         current = label
     return found
@@ -154,13 +247,15 @@ def _is_line_heading(text: str, start: int, end: int) -> bool:
         and "\n" in text[max(0, start - 1): start + 1] + text[end: end + 1]
 
 
-def detect_sections(document: Document | str) -> list[Span]:
+def detect_sections(document: Document | str, *, headings: str | Path | None = None) -> list[Span]:
     """Section spans of a trial report.
 
     Parameters
     ----------
     document : Document or str
         The text (a Document's ``text`` is used).
+    headings : str or Path, optional
+        A heading list file (see :func:`load_headings`); default the packaged one.
 
     Returns
     -------
@@ -176,7 +271,7 @@ def detect_sections(document: Document | str) -> list[Span]:
     if first >= len(text):
         return []
     cuts = [(first, FRONT)]
-    for start, _, label in find_headings(text):
+    for start, _, label in find_headings(text, headings=headings):
         if start <= cuts[-1][0]:
             cuts[-1] = (cuts[-1][0], label)
         else:
