@@ -1,0 +1,93 @@
+"""Batch mode: real tasks over small inputs, bad items skipped and reported, resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from clinex.batch import read_results, run_batch
+from clinex.errors import InputError, SchemaError
+
+TRIAL = (
+    "Methods\n\nParticipants were randomly assigned using a computer-generated random sequence. "
+    "Allocation was concealed using sequentially numbered, opaque, sealed envelopes.\n"
+)
+
+
+def _trials(tmp_path: Path) -> Path:
+    folder = tmp_path / "trials"
+    folder.mkdir()
+    (folder / "a.txt").write_text(TRIAL, encoding="utf-8")
+    (folder / "b.txt").write_text(TRIAL.replace("Methods", "Methods of trial B"), encoding="utf-8")
+    (folder / "bad.pdf").write_bytes(b"")  # 0-byte PDF: reported, not fatal
+    return folder
+
+
+def test_rob_batch_skips_bad_file_and_resumes(tmp_path: Path) -> None:
+    folder = _trials(tmp_path)
+    out = tmp_path / "out"
+    summary = run_batch("rob", [folder], out, partition_size=1)
+    assert summary.n_items == 3 and summary.n_parts == 3
+    assert summary.n_rows == 44  # 2 trials x 22 signalling questions
+    assert [Path(e.id).name for e in summary.errors] == ["bad.pdf"]
+    rows = read_results(out, "SELECT document, count(*) FROM results GROUP BY 1 ORDER BY 1")
+    assert rows == [("a", 22), ("b", 22)]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "done" and manifest["n_errors"] == 1
+    assert len((out / "errors.jsonl").read_text().splitlines()) == 1
+    # the same command again resumes: every part is already there
+    again = run_batch("rob", [folder], out, partition_size=1)
+    assert again.n_parts_skipped == 3 and again.n_rows == 44 and len(again.errors) == 1
+
+
+def test_batch_refuses_foreign_output_folder(tmp_path: Path) -> None:
+    folder = _trials(tmp_path)
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("user file")
+    with pytest.raises(InputError, match="not empty"):
+        run_batch("rob", [folder], out)
+    assert (out / "notes.txt").read_text() == "user file"
+    run_batch("rob", [folder / "a.txt"], tmp_path / "o2")
+    with pytest.raises(InputError, match="different batch run"):
+        run_batch("rob", [folder / "b.txt"], tmp_path / "o2")
+
+
+def test_unknown_task_and_missing_input(tmp_path: Path) -> None:
+    with pytest.raises(SchemaError, match="valid: pv, cohort, rob"):
+        run_batch("ner", [tmp_path], tmp_path / "o")
+    with pytest.raises(InputError, match="input does not exist"):
+        run_batch("rob", [tmp_path / "nope.txt"], tmp_path / "o")
+
+
+def test_pv_batch_jsonl_with_bad_line(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text(
+        '{"id": "a", "text": "Rash developed after amoxicillin."}\n'
+        "{broken\n"
+        '{"id": "b", "text": "Metoprolol improved the tremor."}\n',
+        encoding="utf-8",
+    )
+    summary = run_batch("pv", [src], tmp_path / "out", partition_size=1)
+    assert summary.n_items == 2 and summary.n_rows == 2
+    assert [e.id for e in summary.errors] == [f"{src}:2"]
+    rows = dict(read_results(tmp_path / "out", "SELECT id, phee_json FROM results"))
+    assert json.loads(rows["a"])["context"] == "Rash developed after amoxicillin."
+
+
+def test_cohort_batch_on_dev_patients(tmp_path: Path, shared_data: Path) -> None:
+    dev = shared_data / "cohort_synthetic" / "dev"
+    summary = run_batch("cohort", [dev / "001.xml", dev / "002.xml"], tmp_path / "out")
+    assert summary.n_rows == 26 and not summary.errors
+    rows = read_results(tmp_path / "out", "SELECT DISTINCT patient FROM results ORDER BY 1")
+    assert rows == [("001",), ("002",)]
+
+
+def test_batch_cli_exit_code_reports_skips(cli, tmp_path: Path) -> None:
+    folder = _trials(tmp_path)
+    res = cli("batch", "rob", folder, "--output", tmp_path / "cli-out", "--partition-size", "2")
+    assert res.code == 1
+    assert "bad.pdf" in res.stderr
+    assert "3 items, 44 rows, 1 errors" in res.stdout

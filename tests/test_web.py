@@ -1,0 +1,71 @@
+"""The FastAPI app, called in-process through its real routes (fastapi.testclient)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from clinex.web.app import create_app
+
+TRIAL = (
+    "Methods\n\nParticipants were randomly assigned using a computer-generated random sequence. "
+    "Allocation was concealed using sequentially numbered, opaque, sealed envelopes.\n"
+)
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    return TestClient(create_app())
+
+
+def test_index_and_health(client: TestClient) -> None:
+    page = client.get("/")
+    assert page.status_code == 200 and "<h1>clinex</h1>" in page.text
+    assert client.get("/api/health").json() == {"status": "ok", "version": "0.1.0"}
+
+
+def test_rob_assess_upload(client: TestClient) -> None:
+    resp = client.post("/api/rob/assess", params={"filename": "trial.txt"}, content=TRIAL.encode())
+    assert resp.status_code == 200, resp.text
+    body = resp.json()
+    answers = {a["sq"]: a for d in body["domains"] for a in d["answers"]}
+    assert len(answers) == 22
+    ev = answers["1.1"]["evidence"][0]["span"]["fragments"][0]
+    start = TRIAL.index("Participants")
+    assert (ev["start"], ev["text"][:12]) == (start, "Participants")
+    assert answers["1.1"]["response"] in {"Y", "PY"}
+
+
+def test_rob_assess_empty_upload_is_422(client: TestClient) -> None:
+    resp = client.post("/api/rob/assess", params={"filename": "empty.pdf"}, content=b"")
+    assert resp.status_code == 422
+    assert resp.json()["code"].startswith("CLX")
+
+
+def test_pv_extract(client: TestClient) -> None:
+    text = "A 45-year-old man developed rash after amoxicillin. He recovered."
+    resp = client.post("/api/pv/extract", json={"text": text})
+    assert resp.status_code == 200, resp.text
+    sentences = resp.json()["sentences"]
+    assert [s["context"] for s in sentences] == [
+        "A 45-year-old man developed rash after amoxicillin.",
+        "He recovered.",
+    ]
+    first = sentences[0]["annotations"][0]["events"]
+    assert first and first[0]["event_type"] == "Adverse_event"
+
+
+def test_pv_extract_unknown_model_is_422(client: TestClient) -> None:
+    resp = client.post("/api/pv/extract", json={"text": "Rash after drug.", "model": "/no/such/dir"})
+    assert resp.status_code == 422 and resp.json()["code"].startswith("CLX")
+
+
+def test_cohort_screen_upload(client: TestClient, shared_data: Path) -> None:
+    path = shared_data / "cohort_synthetic" / "dev" / "001.xml"
+    resp = client.post("/api/cohort/screen", params={"filename": "001.xml"}, content=path.read_bytes())
+    assert resp.status_code == 200, resp.text
+    body = resp.json()
+    assert len(body) == 13
+    assert {d["label"] for d in body.values()} <= {"met", "not met"}
