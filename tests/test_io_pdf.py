@@ -238,3 +238,17 @@ def test_justified_two_column_flow_round_trip(tmp_path: Path) -> None:
     assert re.sub(r"\s+", " ", doc.text) == " ".join(paras)
     positions = [doc.text.index(f"Paragraph {i} ") for i in range(16)]
     assert positions == sorted(positions)
+
+
+def test_ligatures_are_spelled_out(tmp_path: Path) -> None:
+    matplotlib = pytest.importorskip("matplotlib")
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+
+    font = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf"
+    pdfmetrics.registerFont(TTFont("DejaVuSans", str(font)))
+    c = canvas.Canvas(str(tmp_path / "lig.pdf"), pagesize=A4)
+    c.setFont("DejaVuSans", 10)
+    c.drawString(72, H - 72, "The \ufb01nal e\ufb00ect was signi\ufb01cant.")
+    c.save()
+    assert read_pdf(tmp_path / "lig.pdf").text == "The final effect was significant."

@@ -20,7 +20,7 @@ pdfplumber for speed (a 300-page report reads in about a second, see
    ("allo-" + "cated" -> "allocated") unless the document elsewhere writes the
    hyphenated form on one line and never the joined form ("computer-generated").
 
-Pages are joined with :data:`clinex.io.tagtog.PAGE_SEPARATOR` (a blank line); page
+Typographic ligatures (U+FB00-FB06, "ﬁ") are spelled out ("fi"). Pages are joined with :data:`clinex.io.tagtog.PAGE_SEPARATOR` (a blank line); page
 ``k`` is ``Document.pages[k-1]``, labelled ``"k"``, so ``Document.page_of(offset)``
 gives the 1-based page and ``offset - pages[k-1].start`` the character on it.
 
@@ -58,6 +58,9 @@ MIN_GUTTER = 4.0
 _HYPHENS = "-\u00ad\u2010\x02"
 _WORD = re.compile(r"[^\W\d_]+(?:[-\u2010][^\W\d_]+)*")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\ufffe\uffff]")
+# Latin ligature code points (U+FB00-FB06) spelled out, so that "ﬁnal" reads "final"
+_LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi",
+                            "\ufb04": "ffl", "\ufb05": "st", "\ufb06": "st"})
 
 
 @dataclass
@@ -97,7 +100,7 @@ def _runs(textpage) -> list[_Run]:
         left, bottom, right, top = textpage.get_rect(i)
         text = _CONTROL.sub(lambda m: "-" if m.group(0) == "\x02" else "",
                             textpage.get_text_bounded(left, bottom, right, top))
-        text = text.replace("\r\n", " ").replace("\n", " ").strip()
+        text = text.replace("\r\n", " ").replace("\n", " ").translate(_LIGATURES).strip()
         if text:
             runs.append(_Run(left, bottom, right, top, text))
     return runs
