@@ -126,3 +126,54 @@ def agreement(
     for name, r in [*res.criteria.items(), ("pooled", res.pooled)]:
         rows.append([name, str(r.n), fmt(r.observed), fmt(r.kappa), str(r.a_met), str(r.b_met)])
     _print_table(f"Agreement - {res.n_patients} patients, mean kappa {fmt(res.mean_kappa)}", rows)
+
+
+# --- screen: decide the criteria for patients (engine: clinex.cohort.engine) -------------
+
+
+@app.command("screen")
+def screen(
+    paths: list[str] = typer.Argument(..., help="n2c2 XML files, note folders, or folders of them."),
+    criteria: list[str] = typer.Option(
+        ["n2c2"], "--criteria", "-c", help="'n2c2' (the 13 packaged criteria) or criterion files/folders (repeatable)."
+    ),
+    output: str = typer.Option(
+        ..., "--output", "-o", help="Folder (n2c2 XML with TAGS filled) or a .json / .jsonl / .csv file."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
+) -> None:
+    """Screen patients against the criteria; write decisions with their evidence.
+
+    A bad patient file is reported on stderr and skipped; all others are screened.
+    The exit status is 0 when at least one patient was written, 2 when none was.
+    """
+    from pathlib import Path
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from clinex.cohort.screen import screen_paths
+    from clinex.errors import ClinexError, InputError
+
+    for p in paths:
+        if not Path(p).exists():
+            raise InputError("no such file or folder", path=p)
+    total = 0
+    for p in paths:
+        q = Path(p)
+        total += len(list(q.glob("*.xml"))) + sum(1 for d in q.iterdir() if d.is_dir()) if q.is_dir() else 1
+    errors: list[ClinexError] = []
+    console = Console(stderr=True)
+    if quiet or total <= 1:
+        n = screen_paths(paths, output, criteria, errors=errors)
+    else:
+        with Progress(
+            TextColumn("screening"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=console, transient=True,
+        ) as bar:
+            task = bar.add_task("screen", total=total)
+            n = screen_paths(paths, output, criteria, errors=errors, on_patient=lambda _p: bar.advance(task))
+    if not quiet:
+        console.print(f"screened {n} patient(s), {len(errors)} skipped -> {output}")
+    if n == 0:
+        raise InputError(f"no patient could be screened ({len(errors)} bad input(s))")

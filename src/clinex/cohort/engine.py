@@ -45,6 +45,9 @@ from clinex.text import Fragment, Span
 __all__ = ["Mention", "ScreeningEngine"]
 
 _MAX_EVIDENCE = 5
+_WORD = re.compile(r"[a-z0-9]+")
+#: A line that continues the previous sentence: indented prose or lower-case start, not a list item.
+_CONT = re.compile(r"(?:[ \t]+(?![-*•]|\d{1,2}[.)])\S|[a-z])")
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,42 @@ class ScreeningEngine:
                     self.phrase_index_.setdefault(phrase, []).append((i, name, canon))
             self.compiled_.append(comp)
         self.nlp_ = get_nlp(self.phrase_index_)
+        self.first_words_ = {max(_WORD.findall(k) or [k], key=len) for k in self.phrase_index_}
         return self
+
+    _HEADER = re.compile(r"[ \t]*[A-Za-z][A-Za-z0-9 /&()'-]{0,48}:")
+
+    def _mask(self, text: str) -> str:
+        """Blank out lines far from any concept phrase (offsets are kept).
+
+        Only lines holding a phrase, their neighbours (wrapped sentences) and
+        section-header lines go through spaCy; every other character except line
+        breaks becomes a space. This is a speed-up only: a blanked line cannot
+        hold a target, and ConText scopes end at sentence boundaries.
+        """
+        lines = text.split("\n")
+        first = self.first_words_
+        hit = [bool(first.intersection(_WORD.findall(ln.lower()))) for ln in lines]
+        keep = list(hit)
+        for i, h in enumerate(hit):
+            if not h:
+                continue
+            # wrapped sentences: a continuation line below, or this line continuing the one above
+            j = i
+            while j + 1 < len(lines) and _CONT.match(lines[j + 1]):
+                keep[j + 1] = True
+                j += 1
+            j = i
+            while j > 0 and _CONT.match(lines[j]):
+                keep[j - 1] = True
+                j -= 1
+        out = []
+        for ln, k in zip(lines, keep):
+            if k or self._HEADER.match(ln):
+                out.append(ln)
+            else:
+                out.append(" " * len(ln))
+        return "\n".join(out)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "criteria_"):
@@ -194,7 +232,7 @@ class ScreeningEngine:
 
     def _screen_batch(self, patients: list[Patient]) -> Iterator[tuple[Patient, dict[str, Decision]]]:
         jobs = [(pi, ri, rec) for pi, p in enumerate(patients) for ri, rec in enumerate(self._records(p))]
-        texts = (patients[pi].text[s:e] for pi, _, (s, e, _d) in jobs)
+        texts = (self._mask(patients[pi].text[s:e]) for pi, _, (s, e, _d) in jobs)
         mentions: list[list[Mention]] = [[] for _ in patients]
         for (pi, ri, (s, e, date)), doc in zip(jobs, self.nlp_.pipe(texts, batch_size=self.batch_size)):
             p = patients[pi]
@@ -208,6 +246,11 @@ class ScreeningEngine:
 
         out: list[Mention] = []
         spans = doc.spans[SPAN_GROUP] if SPAN_GROUP in doc.spans else []
+        if not len(spans):
+            return out
+        import bisect
+
+        sent_starts = [t.i for t in doc if t.is_sent_start]
         for span in spans:
             key = span.text.lower()
             entries = self.phrase_index_.get(key)
@@ -215,8 +258,10 @@ class ScreeningEngine:
                 entries = self.phrase_index_.get(" ".join(key.split()), [])
             if not entries:
                 continue
-            sent = span.sent
-            s_start, s_end = sent.start_char, sent.end_char
+            k = bisect.bisect_right(sent_starts, span.start) - 1
+            s_tok = sent_starts[k]
+            e_tok = sent_starts[k + 1] if k + 1 < len(sent_starts) else len(doc)
+            s_start, s_end = doc[s_tok].idx, doc[e_tok - 1].idx + len(doc[e_tok - 1].text)
             stext = doc.text[s_start:s_end]
             while stext and stext[-1].isspace():
                 stext = stext[:-1]
