@@ -23,7 +23,7 @@ from pathlib import Path
 from clinex.errors import FormatError, InputError
 from clinex.text import Document, Span, split_sentences
 
-__all__ = ["SUFFIXES", "load_document"]
+__all__ = ["SUFFIXES", "load_document", "add_structure"]
 
 #: Suffixes :func:`load_document` reads.
 SUFFIXES = (".pdf", ".txt", ".text", ".xml", ".nxml", ".html", ".htm")
@@ -85,6 +85,27 @@ def load_document(path: str | Path, *, sentences: bool = True, sections: bool = 
         from clinex.io.tagtog import read_tagtog_document
 
         doc = read_tagtog_document(p, sentences=False, sections=False)
+    return add_structure(doc, sentences=sentences, sections=sections)
+
+
+def add_structure(doc: Document, *, sentences: bool = True, sections: bool = True) -> Document:
+    """Fill a document's sections and sentences where they are empty.
+
+    Sections by :func:`clinex.rob.sections.detect_sections`; sentences by
+    :func:`clinex.text.split_sentences`, cut again at section starts and after
+    headings that end their line or carry a colon.
+
+    Parameters
+    ----------
+    doc : Document
+    sentences, sections : bool
+        Which to fill.
+
+    Returns
+    -------
+    Document
+        A copy (or ``doc`` itself when nothing was to be done).
+    """
     update: dict = {}
     cuts: set[int] = set()
     if sections:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from clinex.errors import FormatError, InputError, SchemaError
-from clinex.text import Document, Fragment, Span, split_sentences
+from clinex.text import Document, Fragment, Span
 
 __all__ = [
     "PAGE_SEPARATOR",
@@ -134,7 +134,7 @@ def read_tagtog_document(html_path: str | Path, *, sentences: bool = True,
     html_path : str or Path
         A ``*.plain.html`` file (XHTML, parsed with defusedxml).
     sentences : bool
-        Fill ``Document.sentences`` (:func:`clinex.text.split_sentences`; a page
+        Fill ``Document.sentences`` (:func:`clinex.io.load.add_structure`; a page
         break always ends a sentence).
     sections : bool
         Fill ``Document.sections`` with :func:`clinex.rob.sections.detect_sections`.
@@ -182,17 +182,9 @@ def read_tagtog_document(html_path: str | Path, *, sentences: bool = True,
 
 
 def _structure(doc: Document, *, sentences: bool, sections: bool) -> Document:
-    update: dict[str, Any] = {}
-    if sentences:
-        update["sentences"] = tuple(split_sentences(doc.text))
-    if sections:
-        try:
-            from clinex.rob.sections import detect_sections
-        except ImportError:  # pragma: no cover - module is part of the package
-            detect_sections = None
-        if detect_sections is not None:
-            update["sections"] = tuple(detect_sections(doc))
-    return doc.model_copy(update=update) if update else doc
+    from clinex.io.load import add_structure
+
+    return add_structure(doc, sentences=sentences, sections=sections)
 
 
 def read_legend(path: str | Path) -> dict[str, str]:
