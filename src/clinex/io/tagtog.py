@@ -36,6 +36,7 @@ from clinex.text import Document, Fragment, Span
 
 __all__ = [
     "PAGE_SEPARATOR",
+    "ALIGN_WINDOW",
     "read_tagtog_document",
     "read_tagtog_annotations",
     "read_tagtog_judgements",
@@ -470,7 +471,18 @@ def parse_label(name: str, *, fold: bool = True) -> tuple[str, str, str | None]:
 
 
 def sq_of(label: str | None) -> str | None:
-    """The SQ id of a label: ``"1_1_Yes_Good"`` -> ``"1.1"``; ``"1.1"`` stays; else None."""
+    """The signalling-question id a label refers to.
+
+    Parameters
+    ----------
+    label : str or None
+        A legend name (``"1_1_Yes_Good"``), an SQ id (``"1.1"``) or anything else.
+
+    Returns
+    -------
+    str or None
+        ``"1.1"`` for the first two; None for labels without an SQ (``"RoB1"``).
+    """
     if not label:
         return None
     m = re.match(r"^(\d+)[._](\d+)(?:$|_)", label.strip())
