@@ -1,0 +1,130 @@
+"""Benchmark of the shipped PHEE model: dev scores, throughput, peak memory.
+
+Usage::
+
+    python bench/pv.py [--dev PATH] [--model crf|auto|transformer|FOLDER] [--repeat N]
+
+Loads the model shipped inside the package (default ``crf``), extracts events from
+every sentence of the PHEE dev split in one process pinned to one CPU core, scores
+them with :func:`clinex.pv.evaluate.score` and prints every score key, the
+extraction throughput (sentences per second, after loading the model; best of
+``--repeat`` passes), the peak resident memory of the process and the model's size
+on disk. The last line is one JSON object.
+
+The dev file defaults to ``../shared/data/phee/json/dev.json`` beside this checkout,
+else ``$CLINEX_DATA/phee/json/dev.json`` (``clinex data download phee``).
+
+Targets (issue 2): trigger classification EM F1 >= 0.65, main-argument
+classification EM F1 >= 0.55, sub-argument classification EM F1 >= 0.65,
+>= 300 sentences/s on one core, model <= 50 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+TARGETS = {
+    "trigger_classification_f1": 0.65,
+    "main_argument_classification_em_f1": 0.55,
+    "sub_argument_classification_em_f1": 0.65,
+    "sentences_per_s": 300.0,
+}
+MAX_MODEL_MB = 50.0
+
+
+def _default_dev() -> Path:
+    shared = Path(__file__).resolve().parents[2] / "shared" / "data" / "phee" / "json" / "dev.json"
+    if shared.is_file():
+        return shared
+    from clinex.datasets import corpus_dir
+
+    return corpus_dir("phee") / "json" / "dev.json"
+
+
+def _dir_mb(path: Path) -> float:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 1e6
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dev", type=Path, default=None, help="PHEE dev JSON lines file")
+    ap.add_argument("--model", default="crf", help="model name or folder (default: the shipped CRF)")
+    ap.add_argument("--repeat", type=int, default=2, help="timed passes over dev; the best is reported")
+    args = ap.parse_args()
+
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
+    from clinex.io.phee_json import read_phee_json
+    from clinex.pv.evaluate import flatten, score
+    from clinex.pv.models import load_model, shipped_model_dir
+    from clinex.pv.types import SentenceEvents
+
+    dev_path = args.dev or _default_dev()
+    dev = read_phee_json(dev_path)
+    texts = [s.text for s in dev]
+
+    t0 = time.perf_counter()
+    model = load_model(args.model)
+    model.predict(texts[:5])  # warm-up: imports, gazetteer, taggers
+    load_s = time.perf_counter() - t0
+
+    best = float("inf")
+    preds = None
+    for _ in range(max(1, args.repeat)):
+        t = time.perf_counter()
+        preds = model.predict(texts)
+        best = min(best, time.perf_counter() - t)
+    sps = len(texts) / best
+    pred_items = [SentenceEvents(id=s.id, text=s.text, events=tuple(p)) for s, p in zip(dev, preds)]
+    flat = flatten(score(dev, pred_items))
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+    folder = Path(args.model) if Path(args.model).is_dir() else None
+    if folder is None:
+        kind = "transformer" if args.model == "transformer" else "crf"
+        if args.model == "auto":
+            kind = "transformer" if shipped_model_dir("transformer") is not None else "crf"
+        folder = shipped_model_dir(kind)
+    model_mb = _dir_mb(folder) if folder is not None else float("nan")
+
+    print(f"model: {getattr(model, 'name', '?')} ({folder}), {model_mb:.1f} MB on disk")
+    print(f"dev: {dev_path} ({len(dev)} sentences)")
+    print("dev scores (clinex.pv.evaluate keys):")
+    for key, value in flat.items():
+        print(f"  {key:<60} {value:.4f}")
+    headline = {
+        "trigger_classification_f1": flat["trigger.classification.f1"],
+        "main_argument_classification_em_f1": flat["arguments.classification.main.em_f1"],
+        "sub_argument_classification_em_f1": flat["arguments.classification.sub.em_f1"],
+        "event_classification_f1": flat["event_classification.f1"],
+        "sentences_per_s": round(sps, 1),
+    }
+    print(f"throughput: {sps:.1f} sentences/s (one process, one core; best of {args.repeat})")
+    print(f"model load + warm-up: {load_s:.2f} s; peak RSS: {rss_mb:.1f} MB")
+    met = {k: headline[k] >= v for k, v in TARGETS.items()}
+    met["model_mb"] = model_mb <= MAX_MODEL_MB
+    for k, ok in met.items():
+        print(f"  target {k}: {'met' if ok else 'NOT met'}")
+    summary = {
+        "bench": "pv",
+        "model": str(folder),
+        "dev_sentences": len(dev),
+        **{k: round(v, 4) for k, v in headline.items()},
+        "peak_rss_mb": round(rss_mb, 1),
+        "model_mb": round(model_mb, 2),
+        "load_s": round(load_s, 2),
+        "targets_met": met,
+        "scores": {k: round(v, 4) for k, v in flat.items()},
+    }
+    sys.stdout.flush()
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
