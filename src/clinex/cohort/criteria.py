@@ -120,6 +120,10 @@ class ConceptSpec(_Model):
     against_context : list of str
         Regular expressions that turn a mention into counter-evidence ("stopped",
         "allergy"); used with ``resolve: latest``.
+    against_phrases : list of str
+        Phrases whose mentions are counter-evidence by themselves ("sober",
+        "quit drinking"); with ``resolve: latest`` a later one cancels earlier
+        positive mentions.
     window_days : int or None
         Only events within this many days before "now" (the latest record date)
         count; an event's date is a date or relative time in its sentence
@@ -139,6 +143,7 @@ class ConceptSpec(_Model):
     exclude_context: list[str] = Field(default_factory=list)
     require_context: list[str] = Field(default_factory=list)
     against_context: list[str] = Field(default_factory=list)
+    against_phrases: list[str] = Field(default_factory=list)
     window_days: int | None = Field(default=None, ge=1)
     distinct: int = Field(default=1, ge=1)
     resolve: Literal["any", "latest"] = "any"

@@ -45,6 +45,7 @@ from clinex.text import Fragment, Span
 __all__ = ["Mention", "ScreeningEngine"]
 
 _MAX_EVIDENCE = 5
+_CHUNK = 100_000
 _WORD = re.compile(r"[a-z0-9]+")
 #: A line that continues the previous sentence: indented prose or lower-case start, not a list item.
 _CONT = re.compile(r"(?:[ \t]+(?![-*•]|\d{1,2}[.)])\S|[a-z])")
@@ -129,7 +130,7 @@ class ScreeningEngine:
             loaded = load_criteria(crits)  # type: ignore[arg-type]
         self.criteria_ = loaded
         self.compiled_ = []
-        self.phrase_index_: dict[str, list[tuple[int, str, str]]] = {}
+        self.phrase_index_: dict[str, list[tuple[int, str, str, bool]]] = {}
         for i, c in enumerate(loaded):
             comp = _Compiled(c)
             for name, spec in c.concepts.items():
@@ -137,7 +138,9 @@ class ScreeningEngine:
                 comp.require[name] = _alt(spec.require_context)
                 comp.against[name] = _alt(spec.against_context)
                 for phrase, canon in spec.term_map().items():
-                    self.phrase_index_.setdefault(phrase, []).append((i, name, canon))
+                    self.phrase_index_.setdefault(phrase, []).append((i, name, canon, False))
+                for phrase in spec.against_phrases:
+                    self.phrase_index_.setdefault(phrase.lower(), []).append((i, name, phrase.lower(), True))
             self.compiled_.append(comp)
         self.nlp_ = get_nlp(self.phrase_index_)
         self.first_words_ = {max(_WORD.findall(k) or [k], key=len) for k in self.phrase_index_}
@@ -226,20 +229,36 @@ class ScreeningEngine:
 
     # ------------------------------------------------------------------ internals
     def _records(self, p: Patient) -> list[tuple[int, int, dt.date | None]]:
-        if p.records:
-            return [(r.start, r.end, r.date) for r in p.records]
-        return [(0, len(p.text), None)] if p.text.strip() else []
+        """(start, end, date) of each record; long records are cut into line-aligned chunks.
+
+        A record longer than ``_CHUNK`` characters (a pasted flowsheet, a 5 MB
+        file) is processed in chunks that end at a line break, each with the
+        record's date, so that spaCy's ``max_length`` is never reached and memory
+        stays bounded. A patient without records but with text is one undated record.
+        """
+        recs = [(r.start, r.end, r.date) for r in p.records] if p.records else ([(0, len(p.text), None)] if p.text.strip() else [])
+        out: list[tuple[int, int, dt.date | None]] = []
+        for s, e, d in recs:
+            while e - s > _CHUNK:
+                cut = p.text.rfind("\n", s, s + _CHUNK)
+                cut = s + _CHUNK if cut <= s else cut + 1
+                out.append((s, cut, d))
+                s = cut
+            if e > s:
+                out.append((s, e, d))
+        return out
 
     def _screen_batch(self, patients: list[Patient]) -> Iterator[tuple[Patient, dict[str, Decision]]]:
-        jobs = [(pi, ri, rec) for pi, p in enumerate(patients) for ri, rec in enumerate(self._records(p))]
+        recs = [self._records(p) for p in patients]
+        jobs = [(pi, ri, rec) for pi in range(len(patients)) for ri, rec in enumerate(recs[pi])]
         texts = (self._mask(patients[pi].text[s:e]) for pi, _, (s, e, _d) in jobs)
         mentions: list[list[Mention]] = [[] for _ in patients]
         for (pi, ri, (s, e, date)), doc in zip(jobs, self.nlp_.pipe(texts, batch_size=self.batch_size)):
             p = patients[pi]
-            last = ri == len(self._records(p)) - 1
+            last = ri == len(recs[pi]) - 1
             mentions[pi].extend(self._doc_mentions(doc, s, ri, date, p.now, last))
         for pi, p in enumerate(patients):
-            yield p, self._decide(p, mentions[pi])
+            yield p, self._decide(p, mentions[pi], recs[pi])
 
     def _doc_mentions(self, doc, offset: int, ri: int, rdate, now, last: bool) -> list[Mention]:  # type: ignore[no-untyped-def]
         from clinex.cohort.nlp import SPAN_GROUP
@@ -269,7 +288,7 @@ class ScreeningEngine:
             mods = frozenset(m.category for m in span._.modifiers)
             section = span._.section_category
             edate, how = event_date(stext, rdate if rdate is not None else (now if last else None), span.start_char - s_start)
-            for ci, concept, canon in entries:
+            for ci, concept, canon, is_against in entries:
                 comp = self.compiled_[ci]
                 ag = comp.against[concept]
                 out.append(
@@ -285,7 +304,7 @@ class ScreeningEngine:
                         end=offset + span.end_char,
                         sent_start=offset + s_start,
                         sent_end=offset + s_end,
-                        against=bool(ag is not None and ag.search(stext)),
+                        against=is_against or bool(ag is not None and ag.search(stext)),
                         modifiers=mods,
                         section=section,
                     )
@@ -348,11 +367,11 @@ class ScreeningEngine:
             for m in ms
         ]
 
-    def _lab(self, name: str, spec: LabSpec, p: Patient, crit: Criterion) -> tuple[bool, list[Evidence]]:
+    def _lab(self, name: str, spec: LabSpec, p: Patient, crit: Criterion, recs: list[tuple[int, int, dt.date | None]]) -> tuple[bool, list[Evidence]]:
         ev: list[Evidence] = []
         now = p.now
-        for s, e, date in self._records(p):
-            if spec.window_days is not None and not (within_window(date, now, spec.window_days) or (now is None and s == self._records(p)[-1][0])):
+        for s, e, date in recs:
+            if spec.window_days is not None and not (within_window(date, now, spec.window_days) or (now is None and s == recs[-1][0])):
                 continue
             for v in find_lab_values(p.text, spec, s, e):
                 if lab_holds(v, spec):
@@ -386,11 +405,11 @@ class ScreeningEngine:
             return not ok, ev
         raise TypeError(f"unknown rule type {type(rule).__name__}")  # pragma: no cover
 
-    def _decide(self, p: Patient, mentions: list[Mention]) -> dict[str, Decision]:
+    def _decide(self, p: Patient, mentions: list[Mention], recs: list[tuple[int, int, dt.date | None]]) -> dict[str, Decision]:
         by_key: dict[tuple[str, str], list[Mention]] = {}
         for m in mentions:
             by_key.setdefault((m.criterion, m.concept), []).append(m)
-        n_records = len(self._records(p))
+        n_records = len(recs)
         out: dict[str, Decision] = {}
         for comp in self.compiled_:
             c = comp.crit
@@ -399,7 +418,7 @@ class ScreeningEngine:
                 ok, ms = self._concept(comp, name, spec, by_key.get((c.name, name), []), p, n_records)
                 results[name] = (ok, [self._evidence(p, c, name, m) for m in ms])
             for name, lspec in c.labs.items():
-                results[name] = self._lab(name, lspec, p, c)
+                results[name] = self._lab(name, lspec, p, c, recs)
             holds, ev = self._eval(c.rule, results)
             label = c.when_true if holds else c.otherwise
             seen: set[tuple[int, int, str]] = set()

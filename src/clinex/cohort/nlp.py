@@ -125,7 +125,7 @@ def build_nlp(phrases: Iterable[str]) -> "Language":
     nlp.add_pipe("medspacy_sectionizer", config={"input_span_type": "group", "span_group_name": SPAN_GROUP})
     context = nlp.add_pipe(
         "medspacy_context",
-        config={"input_span_type": "group", "span_group_name": SPAN_GROUP, "max_scope": 12},
+        config={"input_span_type": "group", "span_group_name": SPAN_GROUP},
     )
     with open(context_rules_path(), encoding="utf-8") as fh:
         extra = json.load(fh)["context_rules"]

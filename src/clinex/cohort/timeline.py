@@ -8,6 +8,8 @@ the sentence is in. Recognised expressions:
 * relative: ``3 weeks ago``, ``~2 months ago``, ``about ten weeks ago``, ``5 years
   out from``, ``last year`` / ``last month`` / ``last week``, ``yesterday`` —
   counted back from the record date;
+* month names: ``in January`` (the latest January not after the record date),
+  ``since March 2071``;
 * absolute: ``2076-01-29``, ``1/12/72``, ``1/2072``, ``10/2072``, ``11/66``
   (M/YY, two-digit years are 20YY) and a bare year ``2069`` (taken as 1 July, or
   the record date when it is the record's own year).
@@ -41,6 +43,11 @@ _LAST = re.compile(r"\b(?:last|past)\s+(?P<unit>week|month|year)\b|\byesterday\b
 _ISO = re.compile(r"\b(?P<y>20\d\d|19\d\d)-(?P<m>\d\d)(?:-(?P<d>\d\d))?\b")
 _MDY = re.compile(r"(?<![\d/])(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{2}|\d{4})(?![\d/])")
 _MY = re.compile(r"(?<![\d/])(?P<m>\d{1,2})/(?P<y>\d{4}|\d{2})(?![\d/])")
+_MONTHS = {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}
+_MONTH = re.compile(
+    r"\b(?:in|since|during|last|this|of|early|late|mid-?)\s+(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)[a-z]*\.?(?:\s+(?P<y>(?:19|20)\d\d))?\b",
+    re.I,
+)
 _YEAR = re.compile(r"(?<![\d/.-])(?P<y>(?:19|20)\d\d)(?![\d/])(?!\s*(?:mg|mcg|iu|units?|ml|meq|kcal|cal)\b)", re.I)
 
 
@@ -85,6 +92,17 @@ def event_date(sentence: str, record_date: dt.date | None, anchor: int = 0) -> t
             unit = (m.group("unit") or "day").lower()
             found.append((m.start(), record_date - dt.timedelta(days=round(_UNIT_DAYS[unit])), "relative"))
     taken: list[tuple[int, int]] = []
+    if record_date is not None:
+        for m in _MONTH.finditer(sentence):
+            mon = _MONTHS[m.group("mon").lower()[:3]]
+            if m.group("y"):
+                date = _safe(int(m.group("y")), mon, 15)
+            else:  # the latest such month not after the record date
+                y = record_date.year if mon <= record_date.month else record_date.year - 1
+                date = _safe(y, mon, 15)
+            if date is not None and date <= record_date:
+                taken.append((m.start(), m.end()))
+                found.append((m.start(), date, "absolute"))
     for rx, kind in ((_ISO, "iso"), (_MDY, "mdy"), (_MY, "my"), (_YEAR, "y")):
         for m in rx.finditer(sentence):
             if any(a <= m.start() < b for a, b in taken):
