@@ -158,3 +158,111 @@ def iaa(
     for r in report.judgements:
         j.add_row(r.scope, str(r.n), fmt(r.observed), fmt(r.pabak), fmt(r.kappa))
     out.print(j)
+
+
+@app.command("train")
+def train_cmd(
+    corpus: str = typer.Argument(..., help="Annotated corpus: a tagtog export folder (plain.html/, ann.json/)."),
+    annotator: list[str] = typer.Option(
+        ["roger-annotation"], "--annotator", "-a",
+        help="Annotator whose spans to learn from; repeat to pool several, 'all' for every member.",
+    ),
+    out: str = typer.Option(None, "--out", "-o", help="Model file to write (default: $CLINEX_DATA/models/rob-sentence.joblib, which --model auto/sentence then use)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing model file."),
+    c: float = typer.Option(1.0, "--C", help="Inverse L2 regularisation of the logistic regressions."),
+    threshold: float = typer.Option(0.6, help="Evidence probability threshold per SQ."),
+    max_evidence: int = typer.Option(3, help="Most evidence sentences kept per SQ."),
+    cues: bool = typer.Option(True, "--cues/--no-cues", help="Use the cue lexicon's matches as features and responses."),
+) -> None:
+    """Train the sentence evidence model (TF-IDF + logistic regression per SQ) on CORPUS.
+
+    Only the sentence model is trained; the cue model is a lexicon. Load only model
+    files you made or trust (they are joblib pickles).
+    """
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from clinex.errors import InputError
+    from clinex.rob.evidence import default_model_path
+    from clinex.rob.train import load_training_corpus, train_sentence_model
+
+    err = Console(stderr=True)
+    target = Path(out) if out else default_model_path()
+    if target.exists() and not force:
+        raise InputError("model file exists; pass --force to replace it", path=target)
+    problems: list[str] = []
+    with err.status("reading the corpus"):
+        data = load_training_corpus(corpus, annotator, warnings=problems)
+    for w in problems:
+        err.print(f"warning: {w}", markup=False, highlight=False)
+    params = {"C": c, "threshold": threshold, "max_evidence": max_evidence, "use_cues": cues}
+    with err.status(f"training on {len(data)} documents"):
+        model = train_sentence_model(corpus, annotator, params=params, corpus=data)
+    if target.exists():
+        target.unlink()
+    model.save(target)
+    pos = ", ".join(f"{q} {n}" for q, n in model.n_positive_.items() if n)
+    typer.echo(f"trained {model.name} on {len(data)} documents, {model.n_segments_} segments "
+               f"(positive segments per SQ: {pos}); wrote {target}")
+
+
+@app.command("evaluate")
+def evaluate_cmd(
+    corpus: str = typer.Argument(..., help="Annotated corpus: a tagtog export folder."),
+    model: str = typer.Option("sentence", "--model", "-m", help="sentence (retrained per fold) or cues."),
+    gold: str = typer.Option("roger-annotation", "--gold", help="Gold annotator (member name)."),
+    annotator: list[str] = typer.Option(
+        ["roger-annotation"], "--annotator", "-a",
+        help="Training annotator(s) of the sentence model; repeat to pool, 'all' for every member.",
+    ),
+    doc: list[str] = typer.Option(None, "--doc", help="Evaluate only this document id (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
+) -> None:
+    """Leave-one-document-out evaluation of an evidence model against a gold annotator.
+
+    Each document is predicted by a model trained on the other documents (the cue
+    model needs no training) and scored as `clinex rob iaa` scores an annotator:
+    token-level pairwise F1 per SQ and domain on the pages the gold annotator
+    annotated, and observed agreement / PABAK / kappa of the domain judgements.
+    """
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from clinex.rob.lodo import leave_one_document_out
+
+    err = Console(stderr=True)
+    with Progress(console=err, transient=True) as bar:
+        task = bar.add_task(f"LODO {model}", total=None)
+
+        def step(msg: str) -> None:
+            bar.update(task, description=msg)
+
+        result = leave_one_document_out(corpus, model=model, gold=gold,
+                                        train_annotators=annotator, documents=doc or None,
+                                        progress=step)
+    if as_json:
+        typer.echo(result.model_dump_json())
+        return
+    out = Console(width=120)
+    t = Table(title=f"LODO {result.model_name} vs {result.gold}: token-level pairwise F1 (%), "
+                    f"{result.documents} documents")
+    t.add_column("Domain")
+    t.add_column("F1", justify="right")
+    t.add_column("SQs (F1)")
+    for d in result.domains:
+        sqs = ", ".join(f"{s.sq} {s.f1:.2f}" if s.used else f"{s.sq} -" for s in result.sqs
+                        if s.domain == d.domain)
+        t.add_row(f"{d.domain} {d.name}", f"{d.f1:.2f}", sqs)
+    t.add_row("Mean over SQs used", f"{result.overall_f1:.2f}", "")
+    out.print(t)
+    j = Table(title="Judgement agreement (risk levels; k = 3)")
+    for col in ("Scope", "n", "Observed", "PABAK"):
+        j.add_column(col, justify="left" if col == "Scope" else "right")
+    for r in result.judgements:
+        j.add_row(r.scope, str(r.n), "-" if r.observed is None else f"{r.observed:.3f}",
+                  "-" if r.pabak is None else f"{r.pabak:.3f}")
+    out.print(j)
+    out.print(f"{result.seconds_per_trial:.3f} s per trial to predict "
+              f"({result.seconds_per_page:.4f} s per page); {result.train_seconds:.1f} s training per fold")

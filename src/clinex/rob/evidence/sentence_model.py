@@ -235,6 +235,7 @@ class SentenceEvidenceModel:
         from scipy import sparse
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
+        from sklearn.multiclass import OneVsRestClassifier
 
         self._check_params()
         if len(documents) == 0 or len(documents) != len(spans):
@@ -266,14 +267,16 @@ class SentenceEvidenceModel:
             if y.sum() == 0 or y.sum() == len(y):
                 self.detectors_[sq] = None
                 continue
-            clf = LogisticRegression(C=self.C, class_weight="balanced", max_iter=2000)
+            clf = LogisticRegression(C=self.C, class_weight="balanced", solver="liblinear",
+                                     max_iter=1000)
             self.detectors_[sq] = clf.fit(X, y)
             idx = np.flatnonzero(y)
             resp = [Counter(r for r in labels[i][sq] if r != "?").most_common(1) for i in idx]
             keep = [(i, r[0][0]) for i, r in zip(idx, resp) if r]
             kinds = Counter(r for _, r in keep)
             if len(kinds) >= 2 and min(kinds.values()) >= 1 and len(keep) >= 4:
-                rc = LogisticRegression(C=self.C, class_weight="balanced", max_iter=2000)
+                rc = OneVsRestClassifier(LogisticRegression(
+                    C=self.C, class_weight="balanced", solver="liblinear", max_iter=1000))
                 self.responders_[sq] = rc.fit(X[[i for i, _ in keep]], [r for _, r in keep])
             elif kinds:
                 self.responders_[sq] = kinds.most_common(1)[0][0]
