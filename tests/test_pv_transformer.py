@@ -243,7 +243,9 @@ def test_frozen_blocks_are_cached_and_unchanged(tiny_bert: Path) -> None:
     corpus = _corpus()
     model = TransformerExtractor(
         tiny_bert, freeze_layers=1, epochs=3, batch_size=2, lr=1e-2, warmup=0.0, threads=1
-    ).fit(corpus)
+    ).fit(corpus, corpus)
+    # Dev predictions made from cached hidden states equal a fresh full pass.
+    assert model.dev_predictions_ == model.predict([s.text for s in corpus])
     before = load_encoder(tiny_bert).state_dict()
     after = model.net_.encoder.state_dict()
     frozen = [k for k in before if k.startswith(("embeddings.", "encoder.layer.0."))]

@@ -87,6 +87,10 @@ _EVENT_LAYERS = ("main", "sub", "comb", "attr")
 _VARIANTS = ("pairwise", "conditioned", "joint")
 _IGNORE = -100
 
+#: Frozen-block outputs shared by the fits of one process (variants compared on the
+#: same encoder compute them once): (encoder dir, depth, max_length, text) -> tensor.
+_HIDDEN_CACHE: dict[tuple[str, int, int, str], Any] = {}
+
 
 # ----------------------------------------------------------------------------- tags
 def n_tags(layer: str) -> int:
@@ -515,23 +519,37 @@ class TransformerExtractor:
                 p.requires_grad = False
         return k if self.variant != "conditioned" else 0
 
-    def _cache(self, items: list[dict[str, Any]], depth: int, device: Any) -> None:
+    def _cache(
+        self,
+        items: list[dict[str, Any]],
+        texts: Sequence[str],
+        depth: int,
+        device: Any,
+        say: Callable[[str], None],
+    ) -> None:
         """Store the frozen blocks' output (hidden states ``depth``) in each item."""
         import torch
 
         self.net_.eval()
+        keys = [(str(self.encoder_path_), depth, int(self.max_length), t) for t in texts]
+        todo = [i for i, k in enumerate(keys) if k not in _HIDDEN_CACHE]
+        todo.sort(key=lambda i: len(items[i]["input_ids"]))
         bs = int(self.predict_batch_size)
         with torch.inference_mode():
-            for b in range(0, len(items), bs):
-                part = items[b : b + bs]
-                batch = self._collate([{"input_ids": it["input_ids"]} for it in part], device)
+            for n, b in enumerate(range(0, len(todo), bs)):
+                part = todo[b : b + bs]
+                batch = self._collate([{"input_ids": items[i]["input_ids"]} for i in part], device)
                 hs = self.net_.encoder(
                     input_ids=batch["input_ids"],
                     attention_mask=batch["attention_mask"],
                     output_hidden_states=True,
                 ).hidden_states[depth]
-                for i, it in enumerate(part):
-                    it["cache"] = hs[i, : len(it["input_ids"])].to("cpu", torch.bfloat16).clone()
+                for r, i in enumerate(part):
+                    _HIDDEN_CACHE[keys[i]] = hs[r, : len(items[i]["input_ids"])].to("cpu").clone()
+                if n % 10 == 0:
+                    say(f"cached {b + len(part)}/{len(todo)} sentences")
+        for it, key in zip(items, keys):
+            it["cache"] = _HIDDEN_CACHE[key]
 
     def fit(
         self,
@@ -583,12 +601,17 @@ class TransformerExtractor:
         device = self._torch_device()
         start = time.monotonic()
         path = resolve_encoder(self.encoder)
+        self.encoder_path_ = path
         self.tokenizer_ = load_tokenizer(path)
         self.net_ = _build_net(load_encoder(path), float(self.dropout)).to(device)
         items = self._items(train)
         depth = self._freeze()
+        dev_texts = [s.text for s in dev] if dev else []
+        dev_toks = self._tokenize(dev_texts) if dev else []
         if depth:
-            self._cache(items, depth, device)
+            self._cache(items, [s.text for s in train], depth, device, say)
+            if dev:
+                self._cache(dev_toks, dev_texts, depth, device, say)
         say(
             f"{len(train)} sentences, {sum(len(i['events']) for i in items)} event items; "
             f"device {device}; cached blocks {depth}"
@@ -680,10 +703,12 @@ class TransformerExtractor:
                 "complete": not out_of_time,
             }
             if dev and n_steps:
-                scores = quick_scores(dev, self.predict([s.text for s in dev]))
+                dev_pred = self._predict(dev_texts, dev_toks, depth)
+                scores = quick_scores(dev, dev_pred)
                 record["dev"] = scores
                 if scores["selection"] > best:
                     best, bad = scores["selection"], 0
+                    self.dev_predictions_ = dev_pred
                     best_state = copy.deepcopy(self.net_.state_dict())
                     self.best_epoch_ = epoch
                     self.train_minutes_ = (time.monotonic() - start) / 60
@@ -696,7 +721,7 @@ class TransformerExtractor:
             say(json.dumps(record))
             if out_of_time or (dev and bad >= int(self.patience)):
                 break
-        for it in items:
+        for it in items + dev_toks:
             it.pop("cache", None)
         if best_state is not None:
             self.net_.load_state_dict(best_state)
@@ -728,12 +753,15 @@ class TransformerExtractor:
         ModelError
             If the model is not fitted.
         """
-        import torch
-
         self._check_fitted()
         if not texts:
             return []
-        toks = self._tokenize(texts)
+        return self._predict(list(texts), self._tokenize(texts), 0)
+
+    def _predict(self, texts: list[str], toks: list[dict[str, Any]], depth: int) -> list[list[Event]]:
+        """Predict from tokenized texts; with ``depth`` > 0 from their cached hidden states."""
+        import torch
+
         device = next(self.net_.parameters()).device
         use_amp = device.type == "cuda"
         order = sorted(range(len(toks)), key=lambda i: len(toks[i]["input_ids"]))
@@ -750,7 +778,10 @@ class TransformerExtractor:
                 idx = order[b : b + bs]
                 batch = self._collate([toks[i] for i in idx], device)
                 with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_amp):
-                    h = self.net_.encode(batch["input_ids"], batch["attention_mask"])
+                    if depth:
+                        h = self.net_.encode_top(batch["cache"], batch["attention_mask"], depth)
+                    else:
+                        h = self.net_.encode(batch["input_ids"], batch["attention_mask"])
                     tg, sc = tags(self.net_.trigger_logits(h))
                 triggers = [
                     decode_tags(texts[i], toks[i]["offsets"], tg[r], LAYERS["trigger"], sc[r])
@@ -1032,13 +1063,26 @@ def train_transformer(
     model.save(out)
     dev_scores: dict[str, Any] = {}
     if dev:
-        dev_scores = evaluate_model(model, dev)
+        dev_scores = evaluate_model(model, dev, getattr(model, "dev_predictions_", None))
     write_model_card(model, out, train=train, dev=dev, dev_scores=dev_scores, command=command)
     return model
 
 
-def evaluate_model(model: TransformerExtractor, dev: Sequence[SentenceEvents]) -> dict[str, Any]:
+def evaluate_model(
+    model: TransformerExtractor,
+    dev: Sequence[SentenceEvents],
+    pred: Sequence[Sequence[Event]] | None = None,
+) -> dict[str, Any]:
     """Dev scores with the project scorer (:mod:`clinex.pv.evaluate`) when installed.
+
+    Parameters
+    ----------
+    model : TransformerExtractor
+    dev : sequence of SentenceEvents
+        Gold sentences.
+    pred : sequence of list of Event, optional
+        The model's predictions for ``dev`` when already computed (e.g. the best
+        epoch's, kept by :meth:`TransformerExtractor.fit`); predicted here otherwise.
 
     Returns
     -------
@@ -1046,7 +1090,8 @@ def evaluate_model(model: TransformerExtractor, dev: Sequence[SentenceEvents]) -
         The flattened scorer output, or the :func:`quick_scores` fallback under
         ``"quick"`` when the scorer cannot be imported.
     """
-    pred = model.predict([s.text for s in dev])
+    if pred is None:
+        pred = model.predict([s.text for s in dev])
     result: dict[str, Any] = {"quick": quick_scores(dev, pred)}
     try:
         from clinex.pv.evaluate import flatten, score

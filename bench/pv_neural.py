@@ -1,0 +1,143 @@
+"""Benchmark (and optionally train) the transformer PHEE extractor on the dev split.
+
+Prints dev scores (the evaluator's JSON keys when ``clinex.pv.evaluate`` is present),
+CPU throughput (sentences/s over the dev sentences), peak RSS (MiB) and the model's
+training time; the last line is one JSON object.
+
+Usage::
+
+    python bench/pv_neural.py --model build/pv_transformer            # score a trained model
+    python bench/pv_neural.py --train build/pv_transformer --variant pairwise,joint \\
+        --freeze-layers 4 --max-minutes 28,12 --threads 2              # train, then score
+
+With several variants (comma-separated) each is trained into ``TRAIN/<variant>`` with
+its own wall-clock budget; they share the cached output of the frozen encoder blocks.
+
+Data: ``$CLINEX_PHEE`` or ``../shared/data/phee/json`` (train.json, dev.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+
+def _data_dir() -> Path:
+    env = os.environ.get("CLINEX_PHEE")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "shared" / "data" / "phee" / "json"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", help="trained model directory (or 'auto' for the shipped one)")
+    ap.add_argument("--train", help="train into this directory first")
+    ap.add_argument("--encoder", default="minilm")
+    ap.add_argument("--variant", default="pairwise")
+    ap.add_argument("--freeze-layers", type=int, default=4)
+    ap.add_argument("--epochs", type=int, default=8)
+    ap.add_argument("--max-minutes", default="40", help="budget per variant (comma list)")
+    ap.add_argument("--lr", type=float, default=1e-4)
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--limit", type=int, default=0, help="score only the first N dev sentences")
+    ap.add_argument("--train-limit", type=int, default=0, help="train on the first N sentences (smoke runs)")
+    ap.add_argument("--speed-sentences", type=int, default=0, help="time only the first N dev sentences")
+    args = ap.parse_args(argv)
+
+    import torch
+
+    from clinex.io.phee_json import read_phee_json
+    from clinex.pv.models.transformer import TransformerExtractor, evaluate_model, train_transformer
+
+    torch.set_num_threads(args.threads)
+    data = _data_dir()
+    dev = read_phee_json(data / "dev.json")
+    if args.limit:
+        dev = dev[: args.limit]
+    results = []
+    if args.train:
+        train = read_phee_json(data / "train.json")
+        if args.train_limit:
+            train = train[: args.train_limit]
+        cmd = "python " + " ".join([sys.argv[0], *(argv if argv is not None else sys.argv[1:])])
+        variants = args.variant.split(",")
+        minutes = [float(m) for m in args.max_minutes.split(",")]
+        minutes += [minutes[-1]] * (len(variants) - len(minutes))
+        for variant, budget in zip(variants, minutes):
+            out = Path(args.train) / variant if len(variants) > 1 else Path(args.train)
+            model = train_transformer(
+                train,
+                dev,
+                out,
+                encoder=args.encoder,
+                command=cmd,
+                log=lambda s: print(s, file=sys.stderr, flush=True),
+                variant=variant,
+                freeze_layers=args.freeze_layers,
+                epochs=args.epochs,
+                max_minutes=budget,
+                lr=args.lr,
+                batch_size=args.batch_size,
+                threads=args.threads,
+            )
+            results.append(_bench(model, out, dev, args))
+            print(json.dumps(results[-1]), file=sys.stderr, flush=True)
+    else:
+        if not args.model:
+            ap.error("give --model DIR or --train DIR")
+        model_dir = Path(args.model)
+        if args.model == "auto":
+            from importlib.resources import files
+
+            model_dir = Path(str(files("clinex.resources") / "models" / "pv_transformer"))
+        model = TransformerExtractor.load(model_dir)
+        model.threads = args.threads
+        model._torch_device()
+        results.append(_bench(model, model_dir, dev, args))
+    result = results[0] if len(results) == 1 else {"variants": results}
+    for r in results:
+        print(r["variant"], {k: r[k] for k in ("sentences_per_s", "peak_rss_mib", "train_minutes", "model_mib")})
+        print("  dev", r["quick"])
+    print(json.dumps(result))
+    return 0
+
+
+def _bench(model, model_dir: Path, dev: list, args: argparse.Namespace) -> dict:
+    """Throughput, peak RSS, size and dev scores of one model."""
+    from clinex.pv.models.transformer import evaluate_model
+
+    texts = [s.text for s in dev]
+    timed = texts[: args.speed_sentences] if args.speed_sentences else texts
+    model.predict(texts[:16])  # warm-up
+    t0 = time.perf_counter()
+    pred = model.predict(timed)
+    seconds = time.perf_counter() - t0
+    if len(timed) < len(texts):
+        pred = getattr(model, "dev_predictions_", None)  # kept by fit (same weights)
+    scores = evaluate_model(model, dev, pred)
+    size = sum(p.stat().st_size for p in model_dir.rglob("*") if p.is_file())
+    return {
+        "model": str(model_dir),
+        "variant": model.variant,
+        "dev_sentences": len(dev),
+        "scores": scores.get("scorer", scores["quick"]),
+        "quick": scores["quick"],
+        "sentences_per_s": round(len(timed) / seconds, 2),
+        "timed_sentences": len(timed),
+        "threads": args.threads,
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "train_minutes": model.train_minutes_,
+        "best_epoch": getattr(model, "best_epoch_", None),
+        "model_mib": round(size / 2**20, 1),
+    }
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
