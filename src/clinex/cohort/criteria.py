@@ -404,7 +404,14 @@ def load_criterion(path: str | Path) -> Criterion:
     try:
         crit = Criterion.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
+        errs = exc.errors()
+        # in a union (the rule), the branch's own error beats "not a string / not a mapping"
+        typeish = {"string_type", "model_type", "dict_type", "model_attributes_type", "union_tag_invalid"}
+        in_union = [e for e in errs if e["loc"] and e["loc"][0] == "rule" and len(errs) > 1]
+        err = next(
+            (e for e in errs if e["type"] == "value_error"),
+            next((e for e in errs if e["type"] not in typeish and not (in_union and e["type"] in ("missing", "extra_forbidden"))), errs[0]),
+        )
         loc = ".".join(str(x) for x in err["loc"] if not str(x).startswith(("function-", "AnyOf", "AllOf", "AtLeast", "Not", "str")))
         msg = err["msg"]
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""

@@ -40,7 +40,7 @@ __all__ = ["LabValue", "find_lab_values", "lab_holds"]
 
 _NUM = r"\d+(?:\.\d+)?|\.\d+"
 _TOKEN = re.compile(
-    rf"(?P<range>(?:{_NUM})\s*(?:-|–|to)\s*(?:{_NUM})(?![\d/]))"
+    rf"(?P<range>(?!(?:19|20)\d\d\b)(?:{_NUM})\s*(?:-|–|to)\s*(?!(?:19|20)\d\d\b)(?:{_NUM})(?![\d/]))"
     rf"|(?P<num>(?:{_NUM})(?![\d/]))"
     r"|(?P<date>\d+/\d+(?:/\d+)?)"
     r"|(?P<word>[A-Za-zµ%][A-Za-z0-9µ%/.]*)"
