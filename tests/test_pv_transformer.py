@@ -272,3 +272,32 @@ def test_load_rejects_other_kinds(tmp_path: Path) -> None:
         TransformerExtractor.load(tmp_path)
     with pytest.raises(ModelError, match="model.json"):
         TransformerExtractor.load(tmp_path / "missing")
+
+
+def test_cli_train_and_extract_with_tiny_bert(tiny_bert: Path, tmp_path: Path, cli) -> None:
+    """``clinex pv train --model transformer --encoder DIR`` then ``extract --model DIR``."""
+    from clinex.io.phee_json import write_phee_json
+
+    corpus = _corpus()
+    data = tmp_path / "train.json"
+    write_phee_json(corpus, data)
+    out = tmp_path / "model"
+    res = cli(
+        "pv", "train", "--model", "transformer", "--encoder", str(tiny_bert),
+        "--train", str(data), "--dev", str(data), "--out", str(out),
+        "--param", "epochs=25", "--param", "batch_size=4", "--param", "lr=0.003",
+        "--param", "head_lr=0.01", "--param", "warmup=0.0", "--param", "dropout=0.0",
+        "--param", "patience=25", "--param", "freeze_layers=0", "--param", "threads=1",
+    )  # fmt: skip
+    assert res.code == 0, res.stderr
+    assert "dev trigger.classification.f1: 1.0000" in res.stdout
+    card = (out / "MODEL_CARD.md").read_text()
+    assert "clinex pv train --model transformer" in card
+    pred_path = tmp_path / "pred.json"
+    res = cli("pv", "extract", "--model", str(out), "--input", str(data), "--output", str(pred_path))
+    assert res.code == 0, res.stderr
+    lines = [json.loads(x) for x in pred_path.read_text().splitlines()]
+    assert [x["id"] for x in lines] == ["s1", "s2", "s3", "s4"]
+    ev = lines[1]["annotations"][0]["events"][0]
+    assert ev["event_type"] == "Adverse_event"
+    assert ev["Trigger"]["text"] == [["cause"]] and ev["Trigger"]["start"] == [[12]]

@@ -1,31 +1,41 @@
 """A trainable transformer extractor for PHEE events: trigger-conditioned tagging.
 
-Architecture (``variant="conditioned"``, the default)
------------------------------------------------------
+Architecture
+------------
 The PHEE paper (Sun et al., EMNLP 2022, §5) names three open problems for event
 extraction on its data: nested main/sub-argument spans, discontinuous arguments and
 several events per sentence. This model meets them as follows.
 
-1. **Trigger pass.** The encoder reads the sentence once; a linear layer tags
-   sub-word tokens with ``B/I/C-<event type>`` (``Adverse_event``,
-   ``Potential_therapeutic_event``).
-2. **Event pass, one per predicted trigger** (several events per sentence). The
-   sentence is encoded again with a learned *trigger marker* vector added to the
-   input embeddings of the trigger's tokens, and the trigger's pooled hidden state is
-   concatenated to every token. Four independent tag layers then label the tokens
-   for that event: main arguments (Subject, Treatment, Effect), sub-arguments
-   (``Subject.Age`` ... ``Treatment.Drug`` ...), Combination sub-events (their
-   trigger and drugs) and attribute cues (``Speculated``, ``Negated``,
-   ``Severity.<value>``). Separate layers let a sub-argument sit inside its main
-   argument (nesting).
+1. **Trigger layer.** The encoder reads the sentence; a linear layer tags sub-word
+   tokens with ``B/I/C-<event type>`` (``Adverse_event``, ``Potential_therapeutic_event``).
+2. **Event layers, once per predicted trigger** (several events per sentence). In the
+   default ``variant="pairwise"`` every token's hidden state ``h_i`` is combined with
+   the trigger's pooled state ``t`` and a learned embedding of the token's signed
+   distance to the trigger, ``[h_i; t; h_i * t; d(i - trigger)]``, through one
+   hidden layer; four independent tag layers then label the tokens *for that
+   event*: main arguments (Subject, Treatment, Effect), sub-arguments
+   (``Subject.Age`` ... ``Treatment.Drug`` ...), Combination sub-events (their trigger
+   and drugs) and attribute cues (``Speculated``, ``Negated``, ``Severity.<value>``).
+   Separate layers let a sub-argument sit inside its main argument (nesting).
 3. **Discontinuous spans.** Besides ``B`` (begin) and ``I`` (inside) each layer has
    ``C`` (first token of a *further fragment* of the preceding span with the same
    label), so ``"lithium ... tremor"`` decodes to one two-fragment :class:`Span`.
 
-``variant="joint"`` is the cheaper alternative tried: one pass, all layers tagged
-without trigger conditioning (the union of all events' arguments), arguments
-assigned to the nearest trigger. The model card of a training run reports dev scores
-so the two can be compared.
+Variants (compared in the model card and docs/pv.md):
+
+``pairwise`` (default)
+    one encoder pass per sentence, trigger-conditioned event layers as above.
+``conditioned``
+    a second encoder pass per trigger with a learned marker vector added to the
+    trigger tokens' input embeddings (more expressive, twice the encoder cost).
+``joint``
+    no conditioning: the event layers tag the union of all events' arguments in one
+    pass and each span is attached to the nearest trigger.
+
+CPU training: ``freeze_layers`` keeps the embeddings and the lowest blocks fixed; with
+a BERT-like encoder their output is computed once and cached, so an epoch only runs
+the upper blocks (the MiniLM default trains within the 45-minute budget on 2 cores).
+On a GPU, CUDA with bfloat16 autocast is used automatically.
 
 A trained model is a directory: ``model.json`` (``{"kind": "transformer", ...}``),
 ``encoder/`` (Hugging Face layout, weights stored as float16), ``heads.safetensors``
@@ -312,7 +322,7 @@ class TransformerExtractor:
         conditioning with arguments assigned to the nearest trigger (``joint``).
     max_length : int, default 192
         Longest input in sub-word tokens; longer sentences are truncated.
-    epochs : int, default 12
+    epochs : int, default 8
         Most training epochs.
     batch_size : int, default 16
         Sentences per step.
@@ -325,15 +335,16 @@ class TransformerExtractor:
     weight_decay : float, default 0.01
     dropout : float, default 0.1
         Dropout on the encoder output before the tag layers.
-    freeze_layers : int, default 0
+    freeze_layers : int, default 4
         Keep the embeddings and the first ``freeze_layers`` transformer blocks fixed.
         With a BERT-like encoder and a one-pass variant their output is computed once
         and cached, so an epoch costs only the upper blocks (a CPU speed-up).
     patience : int, default 2
         Epochs without a better dev score before stopping early.
-    max_minutes : float or None, default None
-        Wall-clock budget of training (minutes); training stops at the first batch
-        past it and the best dev checkpoint is kept.
+    max_minutes : float or None, default 40.0
+        Wall-clock budget of training (minutes, counting the frozen-block cache);
+        training stops at the first batch past it and the best dev checkpoint is
+        kept. None: no budget.
     seed : int, default 13
     threads : int or None, default None
         ``torch.set_num_threads`` on CPU (None leaves torch's default).
@@ -362,16 +373,16 @@ class TransformerExtractor:
         *,
         variant: str = "pairwise",
         max_length: int = 192,
-        epochs: int = 12,
+        epochs: int = 8,
         batch_size: int = 16,
         lr: float = 1e-4,
         head_lr: float = 1e-3,
         warmup: float = 0.1,
         weight_decay: float = 0.01,
         dropout: float = 0.1,
-        freeze_layers: int = 0,
+        freeze_layers: int = 4,
         patience: int = 2,
-        max_minutes: float | None = None,
+        max_minutes: float | None = 40.0,
         seed: int = 13,
         threads: int | None = None,
         device: str = "auto",
