@@ -119,6 +119,11 @@ class SentenceEvidenceModel:
         Longest segment in characters.
     min_df : int, default 1
         Minimum document frequency (segments) of an n-gram.
+    cue_prior : float, default 0.0
+        With ``use_cues``, a segment matching a cue of weight *w* for an SQ scores
+        at least ``cue_prior * w`` for it: 0 leaves the decision to the classifier,
+        1 makes every cue match at or above ``threshold`` evidence too (the
+        union of the two models' evidence, ranked by score).
 
     Attributes
     ----------
@@ -144,7 +149,7 @@ class SentenceEvidenceModel:
 
     def __init__(self, *, C: float = 1.0, threshold: float = 0.6, max_evidence: int = 3,
                  min_overlap: float = 0.3, use_cues: bool = True, max_chars: int = 500,
-                 min_df: int = 1) -> None:
+                 min_df: int = 1, cue_prior: float = 0.0) -> None:
         self.C = C
         self.threshold = threshold
         self.max_evidence = max_evidence
@@ -152,13 +157,14 @@ class SentenceEvidenceModel:
         self.use_cues = use_cues
         self.max_chars = max_chars
         self.min_df = min_df
+        self.cue_prior = cue_prior
 
     # -- parameters -------------------------------------------------------------------
     def get_params(self) -> dict[str, Any]:
         """The constructor parameters (sklearn convention)."""
         return {"C": self.C, "threshold": self.threshold, "max_evidence": self.max_evidence,
                 "min_overlap": self.min_overlap, "use_cues": self.use_cues,
-                "max_chars": self.max_chars, "min_df": self.min_df}
+                "max_chars": self.max_chars, "min_df": self.min_df, "cue_prior": self.cue_prior}
 
     def _check_params(self) -> None:
         checks = [
@@ -169,6 +175,7 @@ class SentenceEvidenceModel:
             ("min_overlap", 0.0 < self.min_overlap <= 1.0, "a float in (0, 1]"),
             ("max_chars", isinstance(self.max_chars, int) and self.max_chars >= 50, "an int >= 50"),
             ("min_df", isinstance(self.min_df, int) and self.min_df >= 1, "an int >= 1"),
+            ("cue_prior", 0.0 <= self.cue_prior <= 1.0, "a float in [0, 1]"),
         ]
         for name, ok, what in checks:
             if not ok:
@@ -339,16 +346,20 @@ class SentenceEvidenceModel:
         answers: dict[str, SQAnswer] = {}
         if segs:
             X, cue_of = self._features(document, segs)
-        for j, sq in enumerate(SQ_IDS):
+        prior = self.cue_prior if self.use_cues else 0.0
+        for sq in SQ_IDS:
             clf = self.detectors_.get(sq)
-            if clf is None or not segs:
+            if not segs or (clf is None and prior == 0.0):
                 answers[sq] = answer_from_votes(sq, [], [])
                 continue
-            p = clf.predict_proba(X)[:, 1]
+            p = clf.predict_proba(X)[:, 1] if clf is not None else np.zeros(len(segs))
+            if prior > 0.0:
+                cue_p = np.array([prior * d[sq].weight if sq in d else 0.0 for d in cue_of])
+                p = np.maximum(p, cue_p)
             chosen = [i for i in np.argsort(-p, kind="stable") if p[i] >= self.threshold]
             chosen = chosen[: self.max_evidence]
             evidence, votes = [], []
-            responder = self.responders_[sq]
+            responder = self.responders_.get(sq, "NI")
             learned = (responder.predict(X[chosen]) if chosen and not isinstance(responder, str)
                        else [responder] * len(chosen))
             for i, resp in zip(chosen, learned):
