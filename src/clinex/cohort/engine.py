@@ -39,13 +39,14 @@ from clinex.cohort.criteria import AllOf, AnyOf, AtLeast, ConceptSpec, Criterion
 from clinex.cohort.labs import find_lab_values, lab_holds
 from clinex.cohort.timeline import event_date, within_window
 from clinex.cohort.types import Decision, Evidence, Patient
-from clinex.errors import ModelError
+from clinex.errors import InputError, ModelError
 from clinex.text import Fragment, Span
 
 __all__ = ["Mention", "ScreeningEngine"]
 
-_MAX_EVIDENCE = 5
-_CHUNK = 100_000
+_MAX_EVIDENCE = 8
+_PER_CONCEPT = 3
+_CHUNK = 20_000
 _WORD = re.compile(r"[a-z0-9]+")
 #: A line that continues the previous sentence: indented prose or lower-case start, not a list item.
 _CONT = re.compile(r"(?:[ \t]+(?![-*•]|\d{1,2}[.)])\S|[a-z])")
@@ -95,6 +96,10 @@ class ScreeningEngine:
         :func:`clinex.cohort.criteria.load_criteria`), or loaded criteria.
     batch_size : int, default 32
         Records per ``nlp.pipe`` batch.
+    max_chars : int, default 2_000_000
+        Longest patient text screened (characters). n2c2 patients hold about
+        5,000-30,000; a longer one (a 5 MB export) raises :class:`InputError`
+        naming the patient, rather than running for minutes.
 
     Attributes
     ----------
@@ -110,9 +115,15 @@ class ScreeningEngine:
     'met'
     """
 
-    def __init__(self, criteria: str | Path | Iterable[str | Path] | Sequence[Criterion] = "n2c2", batch_size: int = 32) -> None:
+    def __init__(
+        self,
+        criteria: str | Path | Iterable[str | Path] | Sequence[Criterion] = "n2c2",
+        batch_size: int = 32,
+        max_chars: int = 2_000_000,
+    ) -> None:
         self.criteria = criteria
         self.batch_size = batch_size
+        self.max_chars = max_chars
 
     # ------------------------------------------------------------------ setup
     def fit(self, patients: Iterable[Patient] | None = None) -> "ScreeningEngine":
@@ -213,12 +224,18 @@ class ScreeningEngine:
         ------
         (Patient, dict of str to Decision)
             In input order.
+
+        Raises
+        ------
+        InputError
+            A patient's text is longer than ``max_chars``.
         """
         if not hasattr(self, "criteria_"):
             self.fit()
         buf: list[Patient] = []
         n_rec = 0
         for p in patients:
+            self.check_size(p)
             buf.append(p)
             n_rec += max(1, len(p.records))
             if n_rec >= self.batch_size:
@@ -226,6 +243,15 @@ class ScreeningEngine:
                 buf, n_rec = [], 0
         if buf:
             yield from self._screen_batch(buf)
+
+    def check_size(self, patient: Patient) -> None:
+        """Raise :class:`InputError` when the patient's text exceeds ``max_chars``."""
+        if len(patient.text) > self.max_chars:
+            raise InputError(
+                f"patient {patient.id!r}: {len(patient.text):,} characters exceed the screening limit "
+                f"of {self.max_chars:,} (ScreeningEngine(max_chars=...)); split the file by record",
+                path=patient.source,
+            )
 
     # ------------------------------------------------------------------ internals
     def _records(self, p: Patient) -> list[tuple[int, int, dt.date | None]]:
@@ -382,7 +408,7 @@ class ScreeningEngine:
                         Evidence(
                             span=Span(fragments=(Fragment(start=ls, end=le, text=p.text[ls:le]),), label=crit.name, source=crit.rule_id),
                             record_date=date,
-                            rule=f"{crit.name}.{name}:value={v.raw}" + (f" (ULN {v.ref_high:g})" if v.ref_high is not None else ""),
+                            rule=f"{crit.name}.{name}:value={v.raw}" + (f" (ULN {v.ref_high:.3g})" if v.ref_high is not None else ""),
                             value=round(v.value, 4),
                         )
                     )
@@ -416,7 +442,8 @@ class ScreeningEngine:
             results: dict[str, tuple[bool, list[Evidence]]] = {}
             for name, spec in c.concepts.items():
                 ok, ms = self._concept(comp, name, spec, by_key.get((c.name, name), []), p, n_records)
-                results[name] = (ok, [self._evidence(p, c, name, m) for m in ms])
+                one_per_sentence = list({m.sent_start: m for m in reversed(ms)}.values())[::-1]
+                results[name] = (ok, [self._evidence(p, c, name, m) for m in one_per_sentence[:_PER_CONCEPT]])
             for name, lspec in c.labs.items():
                 results[name] = self._lab(name, lspec, p, c, recs)
             holds, ev = self._eval(c.rule, results)

@@ -113,6 +113,7 @@ def build_nlp(phrases: Iterable[str]) -> "Language":
     import medspacy  # noqa: F401  (registers the factories)
     import spacy
     from medspacy.context import ConTextRule
+    from medspacy.section_detection import SectionRule
     from medspacy.target_matcher import TargetRule
 
     _register_sentencizer()
@@ -121,8 +122,14 @@ def build_nlp(phrases: Iterable[str]) -> "Language":
     matcher = nlp.add_pipe(
         "medspacy_target_matcher", config={"result_type": "group", "span_group_name": SPAN_GROUP, "prune": False}
     )
-    matcher.add([TargetRule(p, "TARGET") for p in sorted(set(phrases))])
-    nlp.add_pipe("medspacy_sectionizer", config={"input_span_type": "group", "span_group_name": SPAN_GROUP})
+    rules = [TargetRule(p, "TARGET") for p in sorted(set(phrases))]
+    # One token pattern that never matches: keeps spaCy's token Matcher non-empty, which
+    # otherwise warns (W036) on every document when all rules are literal phrases.
+    rules.append(TargetRule("clinex-sentinel", "SENTINEL", pattern=[{"ORTH": "\x00clinex-sentinel\x00"}]))
+    matcher.add(rules)
+    sectionizer = nlp.add_pipe("medspacy_sectionizer", config={"input_span_type": "group", "span_group_name": SPAN_GROUP})
+    # Same for the sectionizer, whose default rules are all literal.
+    sectionizer.add([SectionRule("clinex-sentinel", "clinex_sentinel", pattern=[{"ORTH": "\x00clinex-sentinel\x00"}])])
     context = nlp.add_pipe(
         "medspacy_context",
         config={"input_span_type": "group", "span_group_name": SPAN_GROUP},

@@ -203,6 +203,11 @@ def screen_paths(
 
     def _patients():
         for p in read_patients(list(paths), errors="ignore", error_log=log):
+            try:
+                engine.check_size(p)
+            except ClinexError as exc:
+                log.append(exc)
+                continue
             yield p
 
     def _results():
