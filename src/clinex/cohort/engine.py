@@ -47,6 +47,7 @@ __all__ = ["Mention", "ScreeningEngine"]
 _MAX_EVIDENCE = 8
 _PER_CONCEPT = 3
 _CHUNK = 20_000
+_PIECE = 800
 _WORD = re.compile(r"[a-z0-9]+")
 #: A line that continues the previous sentence: indented prose or lower-case start, not a list item.
 _CONT = re.compile(r"(?:[ \t]+(?![-*•]|\d{1,2}[.)])\S|[a-z])")
@@ -254,34 +255,46 @@ class ScreeningEngine:
             )
 
     # ------------------------------------------------------------------ internals
-    def _records(self, p: Patient) -> list[tuple[int, int, dt.date | None]]:
-        """(start, end, date) of each record; long records are cut into line-aligned chunks.
+    def _records(self, p: Patient) -> list[tuple[int, int, dt.date | None, int]]:
+        """(start, end, date, record index) of each piece of text that goes through spaCy.
 
-        A record longer than ``_CHUNK`` characters (a pasted flowsheet, a 5 MB
-        file) is processed in chunks that end at a line break, each with the
-        record's date, so that spaCy's ``max_length`` is never reached and memory
-        stays bounded. A patient without records but with text is one undated record.
+        Records are cut at blank lines into pieces of about ``_PIECE`` characters
+        (clinical notes separate sections by blank lines, so a piece starts at a
+        section header), and a piece without blank lines is cut at a line break
+        after ``_CHUNK`` characters (a pasted flowsheet). Pieces keep their record's
+        date and index; the cut only bounds spaCy's work (ConText scopes end at
+        sentences anyway). A patient without records but with text is one undated
+        record.
         """
         recs = [(r.start, r.end, r.date) for r in p.records] if p.records else ([(0, len(p.text), None)] if p.text.strip() else [])
-        out: list[tuple[int, int, dt.date | None]] = []
-        for s, e, d in recs:
-            while e - s > _CHUNK:
-                cut = p.text.rfind("\n", s, s + _CHUNK)
-                cut = s + _CHUNK if cut <= s else cut + 1
-                out.append((s, cut, d))
+        out: list[tuple[int, int, dt.date | None, int]] = []
+        text = p.text
+        for ri, (s, e, d) in enumerate(recs):
+            while e - s > _PIECE:
+                cut = text.find("\n\n", s + _PIECE, e)
+                if cut < 0 or cut - s > _CHUNK:
+                    cut = text.rfind("\n", s, s + _CHUNK) if e - s > _CHUNK else -1
+                    if cut < 0:
+                        if e - s <= _CHUNK:
+                            break
+                        cut = s + _CHUNK
+                cut = cut + 1 if text[cut : cut + 1] == "\n" else cut
+                if cut <= s or cut >= e:
+                    break
+                out.append((s, cut, d, ri))
                 s = cut
             if e > s:
-                out.append((s, e, d))
+                out.append((s, e, d, ri))
         return out
 
     def _screen_batch(self, patients: list[Patient]) -> Iterator[tuple[Patient, dict[str, Decision]]]:
         recs = [self._records(p) for p in patients]
-        jobs = [(pi, ri, rec) for pi in range(len(patients)) for ri, rec in enumerate(recs[pi])]
-        texts = (self._mask(patients[pi].text[s:e]) for pi, _, (s, e, _d) in jobs)
+        jobs = [(pi, rec) for pi in range(len(patients)) for rec in recs[pi]]
+        texts = (self._mask(patients[pi].text[s:e]) for pi, (s, e, _d, _r) in jobs)
         mentions: list[list[Mention]] = [[] for _ in patients]
-        for (pi, ri, (s, e, date)), doc in zip(jobs, self.nlp_.pipe(texts, batch_size=self.batch_size)):
+        for (pi, (s, e, date, ri)), doc in zip(jobs, self.nlp_.pipe(texts, batch_size=self.batch_size)):
             p = patients[pi]
-            last = ri == len(recs[pi]) - 1
+            last = ri == recs[pi][-1][3]
             mentions[pi].extend(self._doc_mentions(doc, s, ri, date, p.now, last))
         for pi, p in enumerate(patients):
             yield p, self._decide(p, mentions[pi], recs[pi])
@@ -393,11 +406,11 @@ class ScreeningEngine:
             for m in ms
         ]
 
-    def _lab(self, name: str, spec: LabSpec, p: Patient, crit: Criterion, recs: list[tuple[int, int, dt.date | None]]) -> tuple[bool, list[Evidence]]:
+    def _lab(self, name: str, spec: LabSpec, p: Patient, crit: Criterion, recs: list[tuple[int, int, dt.date | None, int]]) -> tuple[bool, list[Evidence]]:
         ev: list[Evidence] = []
         now = p.now
-        for s, e, date in recs:
-            if spec.window_days is not None and not (within_window(date, now, spec.window_days) or (now is None and s == recs[-1][0])):
+        for s, e, date, ri in recs:
+            if spec.window_days is not None and not (within_window(date, now, spec.window_days) or (now is None and ri == recs[-1][3])):
                 continue
             for v in find_lab_values(p.text, spec, s, e):
                 if lab_holds(v, spec):
@@ -431,11 +444,11 @@ class ScreeningEngine:
             return not ok, ev
         raise TypeError(f"unknown rule type {type(rule).__name__}")  # pragma: no cover
 
-    def _decide(self, p: Patient, mentions: list[Mention], recs: list[tuple[int, int, dt.date | None]]) -> dict[str, Decision]:
+    def _decide(self, p: Patient, mentions: list[Mention], recs: list[tuple[int, int, dt.date | None, int]]) -> dict[str, Decision]:
         by_key: dict[tuple[str, str], list[Mention]] = {}
         for m in mentions:
             by_key.setdefault((m.criterion, m.concept), []).append(m)
-        n_records = len(recs)
+        n_records = recs[-1][3] + 1 if recs else 0
         out: dict[str, Decision] = {}
         for comp in self.compiled_:
             c = comp.crit
