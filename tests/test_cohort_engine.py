@@ -198,3 +198,18 @@ def test_dev_set_targets(engine: ScreeningEngine, shared_data: Path) -> None:
     assert res["n_patients"] == 36
     assert res["micro"]["f1"] >= 0.92
     assert min(r["f1"] for r in res["criteria"].values()) >= 0.80
+
+
+def _phrasings() -> list[tuple[str, str, str]]:
+    rows = []
+    for line in (DATA / "phrasings.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            crit, label, body = line.split(" | ", 2)
+            rows.append((crit, label, body.replace("\\n", "\n")))
+    return rows
+
+
+@pytest.mark.parametrize(("criterion", "label", "body"), _phrasings())
+def test_phrasing_variants(engine: ScreeningEngine, criterion: str, label: str, body: str) -> None:
+    p = _patient([("2080-06-01", body)])
+    assert engine.screen(p)[criterion].label == label

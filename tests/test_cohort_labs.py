@@ -52,6 +52,8 @@ def test_a1c_values(text: str, expected: list[tuple[float, float | None]]) -> No
         ("Urine creatinine 160 mg/dL", []),
         ("albumin/creatinine ratio 30", []),
         ("Creatinine clearance 45 mL/min", []),
+        ("Na/K/Cl/CO2/BUN/Cr/Glu: 138/4.2/99/26/14/0.9/211", [(0.9, None)]),
+        ("BUN/Cr 30/2.1", [(2.1, None)]),
     ],
 )
 def test_creatinine_values(text: str, expected: list[tuple[float, float | None]]) -> None:

@@ -155,10 +155,46 @@ def find_lab_values(text: str, spec: LabSpec, start: int = 0, end: int | None = 
             continue
         if after_re is not None and after_re.match(text, m.end()):
             continue
+        if text[m.start() - 1 : m.start()] == "/" or text[m.end() : m.end() + 1] == "/":
+            out.extend(_slash_panel(text, m.start(), m.end(), end, spec))
+            continue
         line_end = text.find("\n", m.end(), end)
         seg_end = min(end if line_end < 0 else line_end, m.end() + 80)
         out.extend(_read_values(text, m.end(), seg_end, spec, m.start(), m.end()))
     return out
+
+
+_PANEL_NAMES = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:/[A-Za-z][A-Za-z0-9]*)+")
+_PANEL_VALUES = re.compile(r"[\s:=]*((?:\d+(?:\.\d+)?)(?:/\d+(?:\.\d+)?)+)")
+
+
+def _slash_panel(text: str, ns: int, ne: int, end: int, spec: LabSpec) -> list[LabValue]:
+    """``Na/K/Cl/CO2/BUN/Cr/Glu: 138/4.2/99/26/14/0.9/211`` → the value in the name's slot."""
+    ls = text.rfind("\n", 0, ns) + 1
+    le = text.find("\n", ne, end)
+    le = end if le < 0 else le
+    for g in _PANEL_NAMES.finditer(text, ls, le):
+        if g.start() <= ns and ne <= g.end():
+            break
+    else:
+        return []
+    names = text[g.start() : g.end()].split("/")
+    pos, idx = g.start(), None
+    for i, nm in enumerate(names):
+        if pos <= ns < pos + len(nm) + 1:
+            idx = i
+            break
+        pos += len(nm) + 1
+    vm = _PANEL_VALUES.match(text, g.end(), le)
+    if idx is None or vm is None:
+        return []
+    raws = vm.group(1).split("/")
+    if len(raws) != len(names):
+        return []
+    off = vm.start(1) + sum(len(r) + 1 for r in raws[:idx])
+    raw = raws[idx]
+    v, _ = _convert(float(raw), None, spec)
+    return [] if v is None else [LabValue(v, raw, None, None, off, off + len(raw), ns, ne)]
 
 
 def _read_values(text: str, pos: int, seg_end: int, spec: LabSpec, ns: int, ne: int) -> list[LabValue]:
