@@ -213,3 +213,14 @@ def _phrasings() -> list[tuple[str, str, str]]:
 def test_phrasing_variants(engine: ScreeningEngine, criterion: str, label: str, body: str) -> None:
     p = _patient([("2080-06-01", body)])
     assert engine.screen(p)[criterion].label == label
+
+
+def test_scores_rank_filtered_mentions_between_clear_cases(own: dict) -> None:
+    _, d2 = own["t02_window_edges_out"]
+    assert d2["MI-6MOS"].score == 0.25  # mentioned, but outside the window
+    assert d2["ABDOMINAL"].score == 0.0  # never mentioned
+    _, d6 = own["t06_history_guardian"]
+    assert d6["ENGLISH"].score == 0.75  # met by default; only the wife's language was mentioned
+    assert d6["MAKES-DECISIONS"].score == 0.0  # rule holds -> not met
+    _, d1 = own["t01_window_edges_in"]
+    assert d1["MI-6MOS"].score == 1.0

@@ -471,10 +471,25 @@ class ScreeningEngine:
             out[c.name] = Decision(
                 criterion=c.name,
                 label=label,
-                score=1.0 if label == "met" else 0.0,
+                score=self._score(label, holds, any(k[0] == c.name for k in by_key)),
                 evidence=tuple(uniq[:_MAX_EVIDENCE]) if holds else (),
             )
         return out
+
+    @staticmethod
+    def _score(label: str, holds: bool, mentioned: bool) -> float:
+        """Confidence of ``met`` in [0, 1], for ROC AUC.
+
+        1.0 / 0.0 when the rule holds and decides met / not met; when it does not
+        hold, concept mentions that were all filtered out (negated, outside the
+        window, ...) move the score 0.25 towards the other label: such patients
+        rank between the clear cases.
+        """
+        if holds:
+            return 1.0 if label == "met" else 0.0
+        if label == "met":  # met by default
+            return 0.75 if mentioned else 1.0
+        return 0.25 if mentioned else 0.0
 
     @staticmethod
     def _evidence(p: Patient, c: Criterion, concept: str, m: Mention) -> Evidence:
