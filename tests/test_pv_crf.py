@@ -32,8 +32,10 @@ def test_train_writes_model_folder(tiny_model: tuple[Path, list]) -> None:
     assert meta["kind"] == "crf" and meta["version"] == 1
     assert meta["n_train"] == 40
     assert meta["params"]["max_iterations"] == 40
-    assert "Adverse_event|O" in meta["labels"]["args"]
-    assert sorted(p.name for p in out.iterdir()) == ["args.crfsuite", "attr.crfsuite", "model.json"]
+    assert meta["params"]["layout"] == "hybrid"
+    assert {"O", "Adverse_event|O", "Subject|O", "Treatment|Treatment.Drug", "Effect|O"} <= set(meta["labels"]["args"])
+    assert "Treatment.Drug" in meta["labels"]["sub"] and "Speculated" in meta["labels"]["attr"]
+    assert sorted(p.name for p in out.iterdir()) == ["args.crfsuite", "attr.crfsuite", "model.json", "sub.crfsuite"]
 
 
 def test_round_trip_predicts_training_sentences(tiny_model: tuple[Path, list], tmp_path: Path) -> None:
@@ -66,6 +68,8 @@ def test_params_and_fitting_checks() -> None:
         CRFModel().predict(["Rash after aspirin."])
     with pytest.raises(ModelError, match="'c1' parameter"):
         CRFModel(c1=-1.0).fit([])
+    with pytest.raises(ModelError, match="layout must be one of joint, split, hybrid"):
+        CRFModel(layout="stacked").fit([])
     with pytest.raises(ModelError, match="no training sentences"):
         CRFModel().fit([])
     assert CRFModel(c2=0.3).get_params()["c2"] == 0.3
@@ -82,8 +86,8 @@ def test_load_errors(tmp_path: Path) -> None:
     (tmp_path / "model.json").write_text('{"kind": "crf", "version": 99}')
     with pytest.raises(ModelError, match="version 99"):
         CRFModel.load(tmp_path)
-    (tmp_path / "model.json").write_text('{"kind": "crf", "version": 1}')
-    with pytest.raises(ModelError, match="missing args.crfsuite"):
+    (tmp_path / "model.json").write_text('{"kind": "crf", "version": 1, "params": {"layout": "split"}}')
+    with pytest.raises(ModelError, match="missing main.crfsuite"):
         CRFModel.load(tmp_path)
     with pytest.raises(ModelError, match="unknown model kind 'svm'"):
         train("svm", [], None, tmp_path)

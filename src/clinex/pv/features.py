@@ -21,7 +21,7 @@ text", EMNLP, section 4 (sequence-labelling baseline over word tokens).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from functools import lru_cache
 
 __all__ = [
@@ -30,7 +30,11 @@ __all__ = [
     "word_shape",
     "drug_flags",
     "sentence_features",
+    "EXTRAS",
 ]
+
+EXTRAS = ("window3", "trigram", "drugdist", "drugside")
+"""Optional feature groups of :func:`sentence_features` (all on by default)."""
 
 TOKEN_PATTERN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|[^\w\s]|_")
 """Regular expression of one token: a number, a run of letters, or one other character."""
@@ -135,10 +139,18 @@ def _token_features(word: str) -> tuple[str, ...]:
     return tuple(feats)
 
 
+def _bucket(d: int) -> str:
+    """Signed distance in tokens, bucketed: exact up to 3, then 4-6, 7+."""
+    a = abs(d)
+    sign = "-" if d < 0 else "+"
+    return sign + (str(a) if a <= 3 else "4-6" if a <= 6 else "7+")
+
+
 def sentence_features(
     text: str,
     tokens: Sequence[tuple[int, int]],
     drugs: Sequence[str] | None = None,
+    extras: Collection[str] = EXTRAS,
 ) -> list[list[str]]:
     """CRF features of every token of one sentence.
 
@@ -150,6 +162,11 @@ def sentence_features(
         Token offsets from :func:`tokenize`, length ``n``.
     drugs : sequence of str, optional
         Gazetteer flags from :func:`drug_flags` (length ``n``); computed when None.
+    extras : collection of str, default all of :data:`EXTRAS`
+        Optional feature groups: ``"window3"`` (words at -3 and +3), ``"trigram"``
+        (previous, own and next word), ``"drugdist"`` (bucketed distance to the
+        nearest gazetteer drug), ``"drugside"`` (side of that drug combined with
+        the word). A model stores the groups it was trained with.
 
     Returns
     -------
@@ -157,7 +174,7 @@ def sentence_features(
         ``n`` lists of binary feature names: the token's own features, the lower-cased
         words and shapes at offsets -2..+2, word bigrams with the neighbours, the
         gazetteer flag of the token and its neighbours, the relative position in the
-        sentence (fifths), and ``BOS``/``EOS`` marks.
+        sentence (fifths), ``BOS``/``EOS`` marks, and the ``extras`` groups.
 
     References
     ----------
@@ -170,12 +187,31 @@ def sentence_features(
         drugs = drug_flags(words)
     lows = [w.lower() for w in words]
     shapes = [word_shape(w) for w in words]
+    drug_at = [i for i in range(n) if drugs[i]]
+    unknown = set(extras) - set(EXTRAS)
+    if unknown:
+        raise ValueError(f"unknown feature groups {sorted(unknown)}; known: {', '.join(EXTRAS)}")
+    use_w3, use_tri = "window3" in extras, "trigram" in extras
+    use_dist, use_side = "drugdist" in extras, "drugside" in extras
     out: list[list[str]] = []
     for i in range(n):
         feats = ["bias", *(_token_features(words[i]))]
         feats.append("pos=" + str(5 * i // max(n, 1)))
         if drugs[i]:
             feats.append("drug=" + drugs[i])
+        elif drug_at and (use_dist or use_side):
+            near = min(drug_at, key=lambda j: abs(j - i))
+            if use_dist:
+                feats.append("drugdist=" + _bucket(near - i))
+            if use_side:
+                feats.append("drugside=" + ("R" if near > i else "L") + "|" + lows[i])
+        if use_w3:
+            for off in (-3, 3):
+                j = i + off
+                if 0 <= j < n:
+                    feats.append(f"w[{off}]=" + lows[j])
+        if use_tri and 0 < i < n - 1:
+            feats.append("tri=" + lows[i - 1] + "|" + lows[i] + "|" + lows[i + 1])
         for off in (-2, -1, 1, 2):
             j = i + off
             if 0 <= j < n:
