@@ -23,6 +23,7 @@ from clinex.pv.models.transformer import (  # noqa: E402
     encode_tags,
     quick_scores,
     train_transformer,
+    viterbi_tags,
 )
 from clinex.pv.types import Argument, Attribute, Combination, Event, SentenceEvents  # noqa: E402
 from clinex.text import Span  # noqa: E402
@@ -166,6 +167,17 @@ def test_decode_widens_subwords_and_repairs_orphan_inside() -> None:
     # An I tag with no B before it opens a span; the word is never cut.
     spans = decode_tags(text, offsets, [0, 2], LAYERS["main"])
     assert [(lab, sp.offsets()) for lab, sp, _ in spans] == [("Subject", [(0, 17)])]
+
+
+def test_viterbi_never_opens_with_inside() -> None:
+    import numpy as np
+
+    # tags O, B-X, I-X, C-X; per-token argmax would be O, I-X (an orphan I).
+    probs = np.array([[0.5, 0.1, 0.4, 0.0], [0.05, 0.05, 0.9, 0.0]]) + 1e-12
+    assert viterbi_tags(np.log(probs), 1) == [1, 2]  # B I: log .1 + log .9 beats O O / O B
+    one = np.log(np.array([[0.05, 0.06, 0.89, 0.0]]) + 1e-12)
+    assert viterbi_tags(one, 1) == [1]  # I cannot open a sequence: the next best, B
+    assert viterbi_tags(np.zeros((0, 4)), 1) == []
 
 
 def test_quick_scores_hand_computed() -> None:

@@ -230,6 +230,51 @@ def decode_tags(
     return out
 
 
+def viterbi_tags(logp: Any, n_labels: int) -> list[int]:
+    """Best tag sequence under the ``O``/``B``/``I``/``C`` constraints.
+
+    ``I-k`` may only follow ``B-k``, ``I-k`` or ``C-k`` and cannot open a sequence;
+    the best path maximises the sum of token log-probabilities (first-order
+    constrained decoding, which keeps exact-match spans whole where an argmax per
+    token can break them).
+
+    Parameters
+    ----------
+    logp : numpy.ndarray, shape (n_tokens, 1 + 3 * n_labels)
+        Log-probabilities of the tags of each (real, non-special) token.
+    n_labels : int
+        Labels of the layer.
+
+    Returns
+    -------
+    list of int
+        One tag id per token.
+    """
+    import numpy as np
+
+    n_tok, n = logp.shape
+    if n_tok == 0:
+        return []
+    inside = np.zeros(n, dtype=bool)
+    penalty = np.zeros((n, n))
+    for k in range(n_labels):
+        i_tag = 2 + 3 * k
+        inside[i_tag] = True
+        ok = np.zeros(n, dtype=bool)
+        ok[[1 + 3 * k, 2 + 3 * k, 3 + 3 * k]] = True
+        penalty[~ok, i_tag] = -1e9
+    score = logp[0] + np.where(inside, -1e9, 0.0)
+    back = np.zeros((n_tok, n), dtype=np.int64)
+    for t in range(1, n_tok):
+        cand = score[:, None] + penalty
+        back[t] = cand.argmax(0)
+        score = cand.max(0) + logp[t]
+    path = [int(score.argmax())]
+    for t in range(n_tok - 1, 0, -1):
+        path.append(int(back[t, path[-1]]))
+    return path[::-1]
+
+
 def event_layer_spans(event: Event) -> dict[str, list[tuple[str, Span]]]:
     """The labelled spans of one event for each event layer (main/sub/comb/attr)."""
     out: dict[str, list[tuple[str, Span]]] = {name: [] for name in _EVENT_LAYERS}
@@ -351,6 +396,9 @@ class TransformerExtractor:
     device : str, default "auto"
         ``"auto"`` uses CUDA with bfloat16 autocast when present, else CPU.
     predict_batch_size : int, default 64
+    decoder : {"viterbi", "argmax"}, default "viterbi"
+        Constrained best path over the BIO/C tags (:func:`viterbi_tags`) or the most
+        probable tag per token.
 
     Attributes
     ----------
@@ -387,6 +435,7 @@ class TransformerExtractor:
         threads: int | None = None,
         device: str = "auto",
         predict_batch_size: int = 64,
+        decoder: str = "viterbi",
     ) -> None:
         self.encoder = encoder
         self.variant = variant
@@ -405,13 +454,14 @@ class TransformerExtractor:
         self.threads = threads
         self.device = device
         self.predict_batch_size = predict_batch_size
+        self.decoder = decoder
 
     # -- parameters ---------------------------------------------------------------
     def get_params(self) -> dict[str, Any]:
         """The constructor parameters (JSON-serialisable)."""
         keys = (
             "variant max_length epochs batch_size lr head_lr warmup weight_decay dropout "
-            "freeze_layers patience max_minutes seed threads device predict_batch_size"
+            "freeze_layers patience max_minutes seed threads device predict_batch_size decoder"
         ).split()
         return {"encoder": str(self.encoder), **{k: getattr(self, k) for k in keys}}
 
@@ -426,6 +476,8 @@ class TransformerExtractor:
                 raise ModelError(f"{key} must be > 0; got {getattr(self, key)}")
         if not 0 <= self.warmup < 1 or not 0 <= self.dropout < 1:
             raise ModelError("warmup and dropout must be in [0, 1)")
+        if self.decoder not in ("viterbi", "argmax"):
+            raise ModelError(f"decoder must be 'viterbi' or 'argmax'; got '{self.decoder}'")
         if int(self.freeze_layers) < 0:
             raise ModelError(f"freeze_layers must be >= 0; got {self.freeze_layers}")
 
@@ -780,9 +832,23 @@ class TransformerExtractor:
         bs = int(self.predict_batch_size)
         self.net_.eval()
 
-        def tags(logits: Any) -> tuple[list[list[int]], list[list[float]]]:
-            sc, tg = logits.float().softmax(-1).max(-1)
-            return tg.cpu().tolist(), sc.cpu().tolist()
+        def tags(logits: Any, rows: list[int]) -> tuple[list[list[int]], list[list[float]]]:
+            """Tags and their probabilities per row; ``rows`` index ``toks`` (valid tokens)."""
+            prob = logits.float().softmax(-1)
+            sc, tg = prob.max(-1)
+            tg_l, sc_l = tg.cpu().tolist(), sc.cpu().tolist()
+            if self.decoder != "viterbi":
+                return tg_l, sc_l
+            n_labels = (prob.shape[-1] - 1) // 3
+            logp = prob.clamp_min(1e-12).log().cpu().numpy()
+            pr = prob.cpu().numpy()
+            for r, i in enumerate(rows):
+                valid = [t for t, (s, e) in enumerate(toks[i]["offsets"]) if e > s]
+                path = viterbi_tags(logp[r, valid], n_labels)
+                for t, tag in zip(valid, path):
+                    tg_l[r][t] = tag
+                    sc_l[r][t] = float(pr[r, t, tag])
+            return tg_l, sc_l
 
         with torch.inference_mode():
             for b in range(0, len(order), bs):
@@ -793,7 +859,7 @@ class TransformerExtractor:
                         h = self.net_.encode_top(batch["cache"], batch["attention_mask"], depth)
                     else:
                         h = self.net_.encode(batch["input_ids"], batch["attention_mask"])
-                    tg, sc = tags(self.net_.trigger_logits(h))
+                    tg, sc = tags(self.net_.trigger_logits(h), idx)
                 triggers = [
                     decode_tags(texts[i], toks[i]["offsets"], tg[r], LAYERS["trigger"], sc[r])
                     for r, i in enumerate(idx)
@@ -817,7 +883,8 @@ class TransformerExtractor:
                     else:
                         he = h[rows]
                     ev_logits = self.net_.event_logits(he, marker)
-                    ev_tags = {n: tags(ev_logits[n]) for n in _EVENT_LAYERS}
+                    ev_rows = [idx[r] for r, _ in pairs]
+                    ev_tags = {n: tags(ev_logits[n], ev_rows) for n in _EVENT_LAYERS}
                 for p, (r, trig) in enumerate(pairs):
                     i = idx[r]
                     layer = {
