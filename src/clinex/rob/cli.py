@@ -170,7 +170,8 @@ def train_cmd(
     out: str = typer.Option(None, "--out", "-o", help="Model file to write (default: $CLINEX_DATA/models/rob-sentence.joblib, which --model auto/sentence then use)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing model file."),
     c: float = typer.Option(1.0, "--C", help="Inverse L2 regularisation of the logistic regressions."),
-    threshold: float = typer.Option(0.6, help="Evidence probability threshold per SQ."),
+    threshold: float = typer.Option(0.3, help="Evidence probability threshold per SQ."),
+    cue_prior: float = typer.Option(1.0, help="Cue matches score at least cue_prior x cue weight (0: classifier only)."),
     max_evidence: int = typer.Option(3, help="Most evidence sentences kept per SQ."),
     cues: bool = typer.Option(True, "--cues/--no-cues", help="Use the cue lexicon's matches as features and responses."),
 ) -> None:
@@ -196,7 +197,8 @@ def train_cmd(
         data = load_training_corpus(corpus, annotator, warnings=problems)
     for w in problems:
         err.print(f"warning: {w}", markup=False, highlight=False)
-    params = {"C": c, "threshold": threshold, "max_evidence": max_evidence, "use_cues": cues}
+    params = {"C": c, "threshold": threshold, "max_evidence": max_evidence, "use_cues": cues,
+              "cue_prior": cue_prior}
     with err.status(f"training on {len(data)} documents"):
         model = train_sentence_model(corpus, annotator, params=params, corpus=data)
     if target.exists():

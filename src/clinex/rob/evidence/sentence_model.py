@@ -106,8 +106,10 @@ class SentenceEvidenceModel:
     ----------
     C : float, default 1.0
         Inverse L2 regularisation strength of the logistic regressions (> 0).
-    threshold : float, default 0.6
-        A segment is evidence for an SQ when its probability is at least this.
+    threshold : float, default 0.3
+        A segment is evidence for an SQ when its probability is at least this
+        (the class-balanced regressions over-estimate the rare positive class, so
+        the probability is a ranking score more than a calibrated one).
     max_evidence : int, default 3
         Most evidence segments kept per SQ (highest probability first).
     min_overlap : float, default 0.3
@@ -119,11 +121,13 @@ class SentenceEvidenceModel:
         Longest segment in characters.
     min_df : int, default 1
         Minimum document frequency (segments) of an n-gram.
-    cue_prior : float, default 0.0
+    cue_prior : float, default 1.0
         With ``use_cues``, a segment matching a cue of weight *w* for an SQ scores
         at least ``cue_prior * w`` for it: 0 leaves the decision to the classifier,
-        1 makes every cue match at or above ``threshold`` evidence too (the
-        union of the two models' evidence, ranked by score).
+        1 makes every cue match at or above ``threshold`` a candidate too (the
+        union of the two models' evidence, ranked by score). The defaults
+        (threshold 0.3, 3 pieces of evidence, cue_prior 1) were chosen by
+        leave-one-document-out on the preliminary RoB corpus (docs/rob.md).
 
     Attributes
     ----------
@@ -147,9 +151,9 @@ class SentenceEvidenceModel:
 
     kind = "sentence"
 
-    def __init__(self, *, C: float = 1.0, threshold: float = 0.6, max_evidence: int = 3,
+    def __init__(self, *, C: float = 1.0, threshold: float = 0.3, max_evidence: int = 3,
                  min_overlap: float = 0.3, use_cues: bool = True, max_chars: int = 500,
-                 min_df: int = 1, cue_prior: float = 0.0) -> None:
+                 min_df: int = 1, cue_prior: float = 1.0) -> None:
         self.C = C
         self.threshold = threshold
         self.max_evidence = max_evidence

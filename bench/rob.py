@@ -1,0 +1,167 @@
+"""Leave-one-document-out benchmark of the RoB evidence models against roger-annotation.
+
+Usage::
+
+    python bench/rob.py [--data DIR] [--models cues,sentence] [--annotator roger-annotation ...]
+
+For each evidence model, every document of the preliminary RoB corpus (10 RCTs) is
+predicted by a model that has not seen it (the sentence model is retrained on the
+other 9 documents; the cue model is a fixed lexicon) and scored with the counting of
+``clinex rob iaa`` (:func:`clinex.rob.iaa.span_agreement` /
+:func:`~clinex.rob.iaa.judgement_agreement`: whitespace tokens of each page, a token
+carries an SQ when it overlaps a span of it, only pages roger annotated, per-SQ
+F1 = 2TP/(2TP+FP+FN), domain = mean of its SQs, mean over the SQs used), with
+martin-annotation's agreement with roger as the expert-expert reference. Domain
+judgements come from the RoB 2 algorithm applied to the predicted answers and are
+compared with roger's document-level judgements (observed agreement, PABAK).
+Seconds per trial are prediction times in this process pinned to one CPU core,
+plus the time to assess a 20-page trial built from the corpus's own pages.
+
+The corpus defaults to ``../shared/data/rob_preliminary`` beside this checkout, else
+``$CLINEX_DATA/rob_preliminary``.
+
+Targets (issue 5): mean SQ token F1 >= 0.11 (martin: 0.1087), domain-judgement
+observed agreement >= 0.30 (martin: 0.24), a 20-page trial in <= 10 s on one core.
+The last line is one JSON object (F1 values as fractions, not %).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+TARGETS = {"mean_sq_token_f1": 0.11, "domain_judgement_observed": 0.30, "s_per_20_pages": 10.0}
+
+
+def _default_data() -> Path:
+    here = Path(__file__).resolve().parents[1]
+    cand = here.parent / "shared" / "data" / "rob_preliminary"
+    if cand.is_dir():
+        return cand
+    return Path(os.environ.get("CLINEX_DATA", Path.home() / ".cache" / "clinex")) / "rob_preliminary"
+
+
+def _pin_one_core() -> bool:
+    try:
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+        return True
+    except (AttributeError, OSError):
+        return False
+
+
+def _twenty_pages(root: Path, n_pages: int = 20):
+    """A trial of ``n_pages`` real pages: corpus documents' pages in order, concatenated."""
+    from clinex.io.tagtog import PAGE_SEPARATOR, read_tagtog_document
+    from clinex.text import Document, Fragment, Span
+
+    texts: list[str] = []
+    for html in sorted((root / "plain.html" / "pool").glob("*.plain.html")):
+        doc = read_tagtog_document(html, sentences=False, sections=False)
+        texts.extend(p.fragments[0].text for p in doc.pages)
+        if len(texts) >= n_pages:
+            break
+    texts = texts[:n_pages]
+    pages, pos = [], 0
+    for i, t in enumerate(texts, start=1):
+        pages.append(Span(fragments=(Fragment(start=pos, end=pos + len(t), text=t),), label=str(i)))
+        pos += len(t) + len(PAGE_SEPARATOR)
+    return Document(id="twenty-pages", text=PAGE_SEPARATOR.join(texts), pages=tuple(pages))
+
+
+def _time_assess(model, doc, repeat: int = 3) -> float:
+    from clinex.rob.algorithm import all_domain_risks, overall_risk
+
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        answers = model.predict(doc)
+        overall_risk(all_domain_risks(answers))
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=None)
+    ap.add_argument("--models", default="cues,sentence")
+    ap.add_argument("--annotator", action="append", default=None,
+                    help="training annotator(s) of the sentence model (default roger-annotation)")
+    args = ap.parse_args()
+    root = args.data or _default_data()
+    if not (root / "ann.json" / "members" / "roger-annotation").is_dir():
+        sys.exit(f"no rob_preliminary corpus at {root}")
+    annotators = args.annotator or ["roger-annotation"]
+    pinned = _pin_one_core()
+
+    from clinex.rob.iaa import compare
+    from clinex.rob.lodo import leave_one_document_out
+    from clinex.rob.train import train_sentence_model
+
+    summary: dict[str, object] = {"pinned_one_core": pinned, "gold": "roger-annotation",
+                                  "targets": TARGETS}
+    ref = compare(root / "ann.json" / "members" / "roger-annotation",
+                  root / "ann.json" / "members" / "martin-annotation",
+                  texts=root / "plain.html" / "pool")
+    ref_j = [j for j in ref.judgements if j.scope == "domains"][0]
+    summary["martin"] = {
+        "mean_sq_token_f1": ref.overall_f1 / 100,
+        "domain_token_f1": {d.domain: d.f1 / 100 for d in ref.domains},
+        "domain_judgement_observed": ref_j.observed, "domain_judgement_pabak": ref_j.pabak,
+    }
+    print(f"martin-annotation vs roger: mean SQ token F1 {ref.overall_f1 / 100:.4f}, "
+          f"domain judgements observed {ref_j.observed:.3f}, PABAK {ref_j.pabak:.3f}")
+    doc20 = _twenty_pages(root)
+    for name in args.models.split(","):
+        t0 = time.perf_counter()
+        res = leave_one_document_out(root, model=name, train_annotators=annotators)
+        wall = time.perf_counter() - t0
+        pooled = [j for j in res.judgements if j.scope == "domains"][0]
+        overall = [j for j in res.judgements if j.scope == "overall"][0]
+        if name == "sentence":
+            full = train_sentence_model(root, annotators)
+        else:
+            from clinex.rob.evidence.cues import CueEvidenceModel
+
+            full = CueEvidenceModel()
+        s20 = _time_assess(full, doc20)
+        print(f"\n== {res.model_name} (LODO, {res.documents} documents, "
+              f"{res.tokens} tokens; training annotators: {', '.join(res.train_annotators) or '-'})")
+        for d in res.domains:
+            print(f"  {d.domain} {d.name:<40s} token F1 {d.f1 / 100:.4f}")
+        print("  per SQ: " + ", ".join(f"{s.sq} {s.f1 / 100:.3f}" for s in res.sqs if s.used))
+        print(f"  mean SQ token F1          {res.overall_f1 / 100:.4f}  (target >= 0.11)")
+        print(f"  domain judgements         observed {pooled.observed:.3f}, PABAK {pooled.pabak:.3f}"
+              f" (n={pooled.n}; target observed >= 0.30)")
+        print(f"  overall judgement         observed {overall.observed:.3f} (n={overall.n})")
+        print(f"  seconds per trial         {res.seconds_per_trial:.3f} (predict; "
+              f"{res.seconds_per_page:.4f} s/page); 20-page trial {s20:.3f} s; "
+              f"training {res.train_seconds:.1f} s per fold; LODO wall {wall:.1f} s")
+        summary[name] = {
+            "model_name": res.model_name,
+            "train_annotators": list(res.train_annotators),
+            "documents": res.documents,
+            "domain_token_f1": {d.domain: d.f1 / 100 for d in res.domains},
+            "sq_token_f1": {s.sq: s.f1 / 100 for s in res.sqs if s.used},
+            "mean_sq_token_f1": res.overall_f1 / 100,
+            "domain_judgement_observed": pooled.observed,
+            "domain_judgement_pabak": pooled.pabak,
+            "overall_judgement_observed": overall.observed,
+            "s_per_trial": res.seconds_per_trial,
+            "s_per_20_pages": s20,
+            "train_s_per_fold": res.train_seconds,
+            "meets_targets": bool(res.overall_f1 / 100 >= TARGETS["mean_sq_token_f1"]
+                                  and (pooled.observed or 0) >= TARGETS["domain_judgement_observed"]
+                                  and s20 <= TARGETS["s_per_20_pages"]),
+        }
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
