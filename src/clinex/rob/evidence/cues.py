@@ -224,8 +224,10 @@ class CueEvidenceModel:
     ----------
     lexicon : str, Path or CueLexicon
         ``"default"`` (the packaged lexicon), a lexicon file, or a lexicon.
-    max_evidence : int
+    max_evidence : int, default 2
         Most evidence segments kept per SQ (highest weight first, then text order).
+        Chosen by leave-one-document-out on the preliminary RoB corpus (1, 2, 3, 5, 8
+        gave mean SQ token F1 7.69, 11.02, 10.50, 10.97, 11.10 %; docs/rob.md).
     max_chars : int
         Longest evidence segment in characters (see
         :func:`~clinex.rob.evidence.segment.segment_text`).
@@ -242,7 +244,7 @@ class CueEvidenceModel:
 
     kind = "cues"
 
-    def __init__(self, lexicon: str | Path | CueLexicon = "default", *, max_evidence: int = 3,
+    def __init__(self, lexicon: str | Path | CueLexicon = "default", *, max_evidence: int = 2,
                  max_chars: int = 500) -> None:
         self.lexicon = lexicon
         self.max_evidence = max_evidence
@@ -368,7 +370,7 @@ class CueEvidenceModel:
         kind = data.pop("kind", "cues")
         if kind != "cues":
             raise ModelError(f"model kind {kind!r} is not 'cues'", path=p, field="kind")
-        max_evidence = int(data.pop("max_evidence", 3))
+        max_evidence = int(data.pop("max_evidence", 2))
         max_chars = int(data.pop("max_chars", 500))
         lex = lexicon_from_dict(data, where=str(p))
         return cls(lex, max_evidence=max_evidence, max_chars=max_chars)
