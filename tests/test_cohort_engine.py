@@ -211,8 +211,13 @@ def _phrasings() -> list[tuple[str, str, str]]:
 
 @pytest.mark.parametrize(("criterion", "label", "body"), _phrasings())
 def test_phrasing_variants(engine: ScreeningEngine, criterion: str, label: str, body: str) -> None:
-    p = _patient([("2080-06-01", body)])
-    assert engine.screen(p)[criterion].label == label
+    records: list[tuple[str | None, str]] = []
+    if body.startswith("PREV("):  # "PREV(YYYY-MM-DD): earlier note || last note"
+        prev_date = body[5:15]
+        earlier, body = body[18:].split(" || ", 1)
+        records.append((prev_date, earlier))
+    records.append(("2080-06-01", body))
+    assert engine.screen(_patient(records))[criterion].label == label
 
 
 def test_scores_rank_filtered_mentions_between_clear_cases(own: dict) -> None:

@@ -46,6 +46,9 @@ __all__ = ["Mention", "ScreeningEngine"]
 
 _MAX_EVIDENCE = 8
 _PER_CONCEPT = 3
+_VOIDING = ("NEGATED_EXISTENCE", "FAMILY", "HYPOTHETICAL", "PLANNED", "POSSIBLE_EXISTENCE", "OTHER_PERSON")
+#: Words that make an undated mention refer back to an already reported event.
+_HISTORY_WORDS = re.compile(r"\b(?:s/p|status post|history of|h/o|hx of|prior|previous|recent|remote|old|since (?:her|his)|after (?:her|his))\b", re.I)
 _CHUNK = 20_000
 _PIECE = 800
 _WORD = re.compile(r"[a-z0-9]+")
@@ -69,6 +72,7 @@ class Mention:
     sent_start: int
     sent_end: int
     against: bool
+    sentence: str
     modifiers: frozenset[str]
     section: str | None
 
@@ -344,6 +348,7 @@ class ScreeningEngine:
                         sent_start=offset + s_start,
                         sent_end=offset + s_end,
                         against=is_against or bool(ag is not None and ag.search(stext)),
+                        sentence=stext,
                         modifiers=mods,
                         section=section,
                     )
@@ -388,12 +393,38 @@ class ScreeningEngine:
         return len(terms) >= spec.distinct, pos
 
     @staticmethod
+    def _inherit_history_dates(ms: list[Mention]) -> list[Mention]:
+        """An undated, history-worded mention ("s/p recent MI") in record r refers to the
+        event an earlier record reported: it takes the event date of the latest earlier
+        record with an affirmed mention of the same concept.
+
+        References: GUIDELINE.md, "The reference point" (an event reported in an earlier
+        record outside the window does not count, even if the text calls it recent).
+        """
+        affirmed: dict[int, dt.date] = {}
+        for m in ms:
+            if m.event_date is not None and not m.against and not m.modifiers.intersection(_VOIDING):
+                if m.record not in affirmed or m.event_date > affirmed[m.record]:
+                    affirmed[m.record] = m.event_date
+        if not affirmed:
+            return ms
+        out = []
+        for m in ms:
+            if m.dated == "record" and _HISTORY_WORDS.search(m.sentence):
+                earlier = [r for r in affirmed if r < m.record]
+                if earlier:
+                    m = dataclasses.replace(m, event_date=affirmed[max(earlier)], dated="inherited")
+            out.append(m)
+        return out
+
+    @staticmethod
     def _propagate_dates(spec: ConceptSpec, ms: list[Mention]) -> list[Mention]:
         """Undated mentions take the latest relative-time event date of the same concept in their record.
 
         "10 weeks after her STEMI ... CAD s/p recent STEMI": both sentences report
         one event, dated by the first.
         """
+        ms = ScreeningEngine._inherit_history_dates(ms)
         explicit: dict[int, dt.date] = {}
         for m in ms:
             if m.dated == "relative" and m.event_date is not None and not m.modifiers.intersection(("NEGATED_EXISTENCE", "FAMILY", "HYPOTHETICAL")):
