@@ -149,3 +149,18 @@ def test_own_criterion_file_from_the_cli(cli, folder: Path, tmp_path: Path) -> N
     assert list(data["t01_window_edges_in"]) == [*N2C2_CRITERIA, "ON-INSULIN"]
     assert data["t01_window_edges_in"]["ON-INSULIN"]["label"] == "met"  # "Treated with insulin drip"
     assert data["t04_labs"]["ON-INSULIN"]["label"] == "not met"  # only "If A1c stays above 9, start insulin"
+
+
+def test_folder_of_dated_notes(cli, tmp_path: Path) -> None:
+    pat = tmp_path / "notes" / "p7"
+    pat.mkdir(parents=True)
+    (pat / "2080-01-10_discharge.txt").write_text("Principal diagnosis: NSTEMI.\n", encoding="utf-8")
+    (pat / "2080-05-02_clinic.txt").write_text("Doing well. Meds: fish oil daily.\n", encoding="utf-8")
+    out = tmp_path / "o.json"
+    r = cli("cohort", "screen", str(tmp_path / "notes"), "-o", str(out), "-q")
+    assert r.code == 0, r.stderr
+    d = json.loads(out.read_text(encoding="utf-8"))["p7"]
+    assert d["MI-6MOS"]["label"] == "met"  # 113 days before the last note
+    assert d["DIETSUPP-2MOS"]["label"] == "met"
+    (ev,) = [e for e in d["MI-6MOS"]["evidence"] if "nstemi" in e["rule"]]
+    assert ev["sentence"] == "Principal diagnosis: NSTEMI." and ev["record_date"] == "2080-01-10"
