@@ -32,10 +32,13 @@ def test_train_writes_model_folder(tiny_model: tuple[Path, list]) -> None:
     assert meta["kind"] == "crf" and meta["version"] == 1
     assert meta["n_train"] == 40
     assert meta["params"]["max_iterations"] == 40
-    assert meta["params"]["layout"] == "hybrid"
+    assert meta["params"]["layout"] == "full"
     assert {"O", "Adverse_event|O", "Subject|O", "Treatment|Treatment.Drug", "Effect|O"} <= set(meta["labels"]["args"])
     assert "Treatment.Drug" in meta["labels"]["sub"] and "Speculated" in meta["labels"]["attr"]
-    assert sorted(p.name for p in out.iterdir()) == ["args.crfsuite", "attr.crfsuite", "model.json", "sub.crfsuite"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "args.crfsuite", "attr.crfsuite", "main.crfsuite", "model.json", "sub.crfsuite"
+    ]
+    assert {"O", "Subject", "Treatment", "Effect"} <= set(meta["labels"]["main"])
 
 
 def test_round_trip_predicts_training_sentences(tiny_model: tuple[Path, list], tmp_path: Path) -> None:
@@ -91,3 +94,17 @@ def test_load_errors(tmp_path: Path) -> None:
         CRFModel.load(tmp_path)
     with pytest.raises(ModelError, match="unknown model kind 'svm'"):
         train("svm", [], None, tmp_path)
+
+
+def test_auto_falls_back_to_crf_without_neural_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import clinex.pv.models as registry
+
+    real = registry.shipped_model_dir
+    fake = tmp_path / "pv_transformer"
+    fake.mkdir()
+    (fake / "model.json").write_text('{"kind": "transformer", "version": 1}')
+    monkeypatch.setattr(registry, "shipped_model_dir", lambda kind: fake if kind == "transformer" else real(kind))
+    monkeypatch.setitem(registry.KINDS, "transformer", ("clinex_no_such_module", "Model", "train_model"))
+    assert isinstance(registry.load_model("auto"), CRFModel)
+    with pytest.raises(ModelError, match="needs 'clinex_no_such_module'"):
+        registry.load_model("transformer")

@@ -8,7 +8,8 @@ Names
 -----
 ``auto``
     the best installed model: the shipped transformer
-    (``clinex/resources/models/pv_transformer``) when present, else the shipped CRF.
+    (``clinex/resources/models/pv_transformer``) when present and its libraries
+    (``clinex[neural]``: torch, transformers) are installed, else the shipped CRF.
 ``crf``
     the shipped CRF (``clinex/resources/models/pv_crf``; :mod:`clinex.pv.models.crf`).
 ``transformer``
@@ -130,6 +131,11 @@ def load_model(name_or_path: str | Path = "auto") -> PVModel:
         installed, or the folder does not hold a model.
     """
     key = str(name_or_path)
+    if key == "auto" and shipped_model_dir("transformer") is not None:
+        try:
+            _import("transformer", 1)
+        except ModelError:  # the neural extra is not installed: use the CRF
+            key = "crf"
     if key in ("auto", "crf", "transformer"):
         kinds = ["transformer", "crf"] if key == "auto" else [key]
         folder = next((d for d in map(shipped_model_dir, kinds) if d is not None), None)
