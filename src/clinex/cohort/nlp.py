@@ -12,9 +12,12 @@ The pipeline is ``spacy.blank("en")`` followed by
 3. ``medspacy_sectionizer`` — medspaCy's default section headers (``Family
    History:`` → ``family_history``), so that family-history mentions can be voided.
 4. ``medspacy_context`` — medspaCy's default ConText rules plus clinex's own
-   (``resources/context/clinex_context_rules.json``: family members, plans,
-   recommendations, stops), giving each target its modifiers (NEGATED_EXISTENCE,
-   FAMILY, HISTORICAL, HYPOTHETICAL, POSSIBLE_EXISTENCE, PLANNED, ...).
+   (``resources/context/clinex_context_rules.json``: family members, other persons,
+   plans and recommendations, extra negations, ``;`` as a terminator, words that end
+   a negation's scope such as "on" in "no bleeding on aspirin", and one override:
+   ``": no"`` is bidirectional), giving each target its modifiers
+   (NEGATED_EXISTENCE, FAMILY, HISTORICAL, HYPOTHETICAL, POSSIBLE_EXISTENCE, PLANNED,
+   OTHER_PERSON). Scopes end at sentence boundaries.
 
 No PyRuSH (its sentence splitter is ~5x slower on these notes and prints debugging
 output); no statistical model (none is needed, and none may be downloaded).
@@ -96,6 +99,34 @@ def _register_sentencizer() -> None:
         return doc
 
 
+def _context_rules(default_path: str) -> list:
+    """medspaCy's default ConText rules with clinex's overrides, plus clinex's own rules.
+
+    ``overrides`` (by literal) change a default rule's fields (``": no"`` becomes
+    bidirectional: "eye exam: no retinopathy"); ``terminated_by`` ends a category's
+    scope at another category ("No bleeding on aspirin": negation stops at "on").
+    (medspaCy's ``terminating_types`` option is not used: in medspaCy 1.3.1 it only
+    reaches the first rule.)
+    """
+    from medspacy.context import ConTextRule
+
+    with open(default_path, encoding="utf-8") as fh:
+        defaults = json.load(fh)["context_rules"]
+    with open(context_rules_path(), encoding="utf-8") as fh:
+        ours = json.load(fh)
+    overrides = {o["literal"]: o for o in ours.get("overrides", [])}
+    rules = []
+    for r in [*defaults, *ours["context_rules"]]:
+        o = overrides.get(r["literal"])
+        if o is not None and r in defaults:
+            r = {**r, **{k: v for k, v in o.items() if k != "literal"}}
+        rule = ConTextRule.from_dict(r)
+        for other in ours.get("terminated_by", {}).get(rule.category.upper(), []):
+            rule.terminated_by.add(other.upper())
+        rules.append(rule)
+    return rules
+
+
 def build_nlp(phrases: Iterable[str]) -> "Language":
     """Build a fresh pipeline whose target matcher knows ``phrases``.
 
@@ -112,7 +143,6 @@ def build_nlp(phrases: Iterable[str]) -> "Language":
     """
     import medspacy  # noqa: F401  (registers the factories)
     import spacy
-    from medspacy.context import ConTextRule
     from medspacy.section_detection import SectionRule
     from medspacy.target_matcher import TargetRule
 
@@ -132,11 +162,9 @@ def build_nlp(phrases: Iterable[str]) -> "Language":
     sectionizer.add([SectionRule("clinex-sentinel", "clinex_sentinel", pattern=[{"ORTH": "\x00clinex-sentinel\x00"}])])
     context = nlp.add_pipe(
         "medspacy_context",
-        config={"input_span_type": "group", "span_group_name": SPAN_GROUP},
+        config={"rules": None, "input_span_type": "group", "span_group_name": SPAN_GROUP},
     )
-    with open(context_rules_path(), encoding="utf-8") as fh:
-        extra = json.load(fh)["context_rules"]
-    context.add([ConTextRule.from_dict(r) for r in extra])
+    context.add(_context_rules(context.DEFAULT_RULES_FILEPATH))
     return nlp
 
 
