@@ -111,9 +111,10 @@ def main() -> None:
                   texts=root / "plain.html" / "pool")
     ref_j = [j for j in ref.judgements if j.scope == "domains"][0]
     summary["martin"] = {
-        "mean_sq_token_f1": ref.overall_f1 / 100,
-        "domain_token_f1": {d.domain: d.f1 / 100 for d in ref.domains},
-        "domain_judgement_observed": ref_j.observed, "domain_judgement_pabak": ref_j.pabak,
+        "mean_sq_token_f1": round(ref.overall_f1 / 100, 4),
+        "domain_token_f1": {d.domain: round(d.f1 / 100, 4) for d in ref.domains},
+        "domain_judgement_observed": round(ref_j.observed, 4),
+        "domain_judgement_pabak": round(ref_j.pabak, 4),
     }
     print(f"martin-annotation vs roger: mean SQ token F1 {ref.overall_f1 / 100:.4f}, "
           f"domain judgements observed {ref_j.observed:.3f}, PABAK {ref_j.pabak:.3f}")
@@ -147,15 +148,15 @@ def main() -> None:
             "model_name": res.model_name,
             "train_annotators": list(res.train_annotators),
             "documents": res.documents,
-            "domain_token_f1": {d.domain: d.f1 / 100 for d in res.domains},
-            "sq_token_f1": {s.sq: s.f1 / 100 for s in res.sqs if s.used},
-            "mean_sq_token_f1": res.overall_f1 / 100,
-            "domain_judgement_observed": pooled.observed,
-            "domain_judgement_pabak": pooled.pabak,
-            "overall_judgement_observed": overall.observed,
-            "s_per_trial": res.seconds_per_trial,
-            "s_per_20_pages": s20,
-            "train_s_per_fold": res.train_seconds,
+            "domain_token_f1": {d.domain: round(d.f1 / 100, 4) for d in res.domains},
+            "sq_token_f1": {s.sq: round(s.f1 / 100, 4) for s in res.sqs if s.used},
+            "mean_sq_token_f1": round(res.overall_f1 / 100, 4),
+            "domain_judgement_observed": round(pooled.observed, 4),
+            "domain_judgement_pabak": round(pooled.pabak, 4),
+            "overall_judgement_observed": round(overall.observed, 4),
+            "s_per_trial": round(res.seconds_per_trial, 4),
+            "s_per_20_pages": round(s20, 4),
+            "train_s_per_fold": round(res.train_seconds, 2),
             "meets_targets": bool(res.overall_f1 / 100 >= TARGETS["mean_sq_token_f1"]
                                   and (pooled.observed or 0) >= TARGETS["domain_judgement_observed"]
                                   and s20 <= TARGETS["s_per_20_pages"]),
