@@ -113,8 +113,10 @@ class ConceptSpec(_Model):
         medspaCy section categories whose mentions are void (default
         ``family_history``).
     exclude_context : list of str
-        Regular expressions (case-insensitive) searched in the mention's sentence;
-        a hit voids the mention ("ruled out", "motivational interviewing").
+        Regular expressions (case-insensitive) searched in the mention's clause
+        (the ``;``-separated part of its sentence, see
+        :func:`clinex.cohort.engine._clause`); a hit voids the mention ("ruled
+        out", "motivational interviewing").
     require_context : list of str
         If given, the sentence must match one of these regular expressions.
     against_context : list of str

@@ -46,6 +46,7 @@ __all__ = ["Mention", "ScreeningEngine"]
 
 _MAX_EVIDENCE = 8
 _PER_CONCEPT = 3
+_PAREN = re.compile(r"\([^()]*\)")
 _VOIDING = ("NEGATED_EXISTENCE", "FAMILY", "HYPOTHETICAL", "PLANNED", "POSSIBLE_EXISTENCE", "OTHER_PERSON")
 #: Words that make an undated mention refer back to an already reported event.
 _HISTORY_WORDS = re.compile(r"\b(?:s/p|status post|history of|h/o|hx of|prior|previous|recent|remote|old|since (?:her|his)|after (?:her|his))\b", re.I)
@@ -54,6 +55,30 @@ _PIECE = 800
 _WORD = re.compile(r"[a-z0-9]+")
 #: A line that continues the previous sentence: indented prose or lower-case start, not a list item.
 _CONT = re.compile(r"(?:[ \t]+(?![-*•]|\d{1,2}[.)])\S|[a-z])")
+
+
+def _clause(sentence: str, start: int, end: int) -> str:
+    """The part of a sentence that context patterns may look at for one mention.
+
+    The ``;``-separated part holding the mention, with parenthesised asides that
+    neither hold it nor directly follow it blanked out: in "aspirin 81 mg daily, atorvastatin (stopped
+    simvastatin)" the "stopped" is not about aspirin, nor is "ruled out" in
+    "NSTEMI 3 weeks ago; PE ruled out". Offsets are characters into ``sentence``.
+    """
+    left = sentence.rfind(";", 0, start) + 1
+    right = sentence.find(";", end)
+    right = len(sentence) if right < 0 else right
+    part = sentence[left:right]
+    if "(" in part:
+        s0, e0 = start - left, end - left
+
+        def blank(mt: re.Match[str]) -> str:
+            holds = mt.start() <= s0 and e0 <= mt.end()
+            follows = 0 <= mt.start() - e0 <= 2  # "MI (motivational interviewing)", "Aspirin (hives)"
+            return mt.group() if holds or follows else " " * len(mt.group())
+
+        part = _PAREN.sub(blank, part)
+    return part
 
 
 @dataclass(frozen=True)
@@ -347,7 +372,8 @@ class ScreeningEngine:
                         end=offset + span.end_char,
                         sent_start=offset + s_start,
                         sent_end=offset + s_end,
-                        against=is_against or bool(ag is not None and ag.search(stext)),
+                        against=is_against
+                        or bool(ag is not None and ag.search(_clause(stext, span.start_char - s_start, span.end_char - s_start))),
                         sentence=stext,
                         modifiers=mods,
                         section=section,
@@ -362,7 +388,7 @@ class ScreeningEngine:
             return "FAMILY" not in m.modifiers or "FAMILY" not in spec.exclude_modifiers
         if m.modifiers.intersection(spec.exclude_modifiers):
             return False
-        stext = text[m.sent_start : m.sent_end]
+        stext = _clause(text[m.sent_start : m.sent_end], m.start - m.sent_start, m.end - m.sent_start)
         ex = comp.exclude[m.concept]
         if ex is not None and ex.search(stext):
             return False
