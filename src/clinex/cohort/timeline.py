@@ -87,7 +87,10 @@ def event_date(sentence: str, record_date: dt.date | None, anchor: int = 0) -> t
             n_s = m.group("n").lower()
             n = float(n_s) if n_s[0].isdigit() else _WORDNUM.get(n_s, 1)
             days = n * _UNIT_DAYS[m.group("unit").lower()]
-            found.append((m.start(), record_date - dt.timedelta(days=round(days)), "relative"))
+            try:
+                found.append((m.start(), record_date - dt.timedelta(days=round(days)), "relative"))
+            except OverflowError:  # "3000 years ago": before year 1
+                continue
         for m in _LAST.finditer(sentence):
             unit = (m.group("unit") or "day").lower()
             found.append((m.start(), record_date - dt.timedelta(days=round(_UNIT_DAYS[unit])), "relative"))
