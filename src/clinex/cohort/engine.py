@@ -478,7 +478,7 @@ class ScreeningEngine:
                         Evidence(
                             span=Span(fragments=(Fragment(start=ls, end=le, text=p.text[ls:le]),), label=crit.name, source=crit.rule_id),
                             record_date=date,
-                            rule=f"{crit.name}.{name}:value={v.raw}" + (f" (ULN {v.ref_high:.3g})" if v.ref_high is not None else ""),
+                            rule=f"{crit.name}.{name}:value={v.raw}" + (f" (ULN {v.ref_high:.3g})" if (spec.above_reference and v.ref_high is not None) else ""),
                             value=round(v.value, 4),
                         )
                     )
