@@ -70,7 +70,8 @@ def test_cli_example(cli) -> None:  # noqa: ANN001
     res = cli("pv", "extract", "--example", "--model", "crf")
     assert res.code == 0, res.stderr
     assert res.stdout.startswith("example_1: A 63-year-old woman developed")
-    assert "Adverse_event" in res.stdout and "'hepatotoxicity' [37:51]" in res.stdout
+    assert "E1 Adverse_event trigger" in res.stdout
+    assert "Effect     'severe hepatotoxicity' [30:51]" in res.stdout
 
 
 def test_cli_text_and_stdin_to_phee_json(cli) -> None:  # noqa: ANN001

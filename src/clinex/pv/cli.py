@@ -287,9 +287,11 @@ def train_cmd(
     out: _Path = typer.Option(..., "--out", help="Model folder to write."),
     kind: str = typer.Option("crf", "--model", help="crf | transformer."),
     encoder: str = typer.Option(None, "--encoder", help="Transformer only: 'minilm' or a local Hugging Face folder."),
-    c1: float = typer.Option(None, "--c1", help="CRF only: L1 coefficient (default 0.05)."),
-    c2: float = typer.Option(None, "--c2", help="CRF only: L2 coefficient (default 0.05)."),
-    max_iterations: int = typer.Option(None, "--max-iterations", help="CRF only: L-BFGS iterations per layer."),
+    c1: float = typer.Option(None, "--c1", help="CRF only: L1 coefficient (default 0)."),
+    c2: float = typer.Option(None, "--c2", help="CRF only: L2 coefficient (default 0.3)."),
+    max_iterations: int = typer.Option(
+        None, "--max-iterations", help="CRF only: L-BFGS iterations of each CRF but the joint one (default 150)."
+    ),
     param: list[str] = typer.Option(None, "--param", help="Extra model parameter KEY=VALUE (repeatable)."),
 ) -> None:
     """Train an event-extraction model on PHEE JSON lines and save it to OUT.

@@ -30,6 +30,7 @@ __all__ = [
     "word_shape",
     "drug_flags",
     "sentence_features",
+    "extra_features",
     "EXTRAS",
 ]
 
@@ -187,31 +188,15 @@ def sentence_features(
         drugs = drug_flags(words)
     lows = [w.lower() for w in words]
     shapes = [word_shape(w) for w in words]
-    drug_at = [i for i in range(n) if drugs[i]]
     unknown = set(extras) - set(EXTRAS)
     if unknown:
         raise ValueError(f"unknown feature groups {sorted(unknown)}; known: {', '.join(EXTRAS)}")
-    use_w3, use_tri = "window3" in extras, "trigram" in extras
-    use_dist, use_side = "drugdist" in extras, "drugside" in extras
     out: list[list[str]] = []
     for i in range(n):
         feats = ["bias", *(_token_features(words[i]))]
         feats.append("pos=" + str(5 * i // max(n, 1)))
         if drugs[i]:
             feats.append("drug=" + drugs[i])
-        elif drug_at and (use_dist or use_side):
-            near = min(drug_at, key=lambda j: abs(j - i))
-            if use_dist:
-                feats.append("drugdist=" + _bucket(near - i))
-            if use_side:
-                feats.append("drugside=" + ("R" if near > i else "L") + "|" + lows[i])
-        if use_w3:
-            for off in (-3, 3):
-                j = i + off
-                if 0 <= j < n:
-                    feats.append(f"w[{off}]=" + lows[j])
-        if use_tri and 0 < i < n - 1:
-            feats.append("tri=" + lows[i - 1] + "|" + lows[i] + "|" + lows[i + 1])
         for off in (-2, -1, 1, 2):
             j = i + off
             if 0 <= j < n:
@@ -229,5 +214,56 @@ def sentence_features(
             feats.append("s3[-1]=" + lows[i - 1][-3:])
         if i + 1 < n:
             feats.append("s3[+1]=" + lows[i + 1][-3:])
+        out.append(feats)
+    if extras:
+        for feats, more in zip(out, _extra(lows, drugs, extras)):
+            feats.extend(more)
+    return out
+
+
+def extra_features(
+    text: str,
+    tokens: Sequence[tuple[int, int]],
+    drugs: Sequence[str],
+    extras: Collection[str],
+) -> list[list[str]]:
+    """Only the ``extras`` feature groups of each token (see :func:`sentence_features`).
+
+    ``sentence_features(..., extras=A + B)`` holds, per token, the same features as
+    ``sentence_features(..., extras=A)`` plus ``extra_features(..., B)``; a model
+    that needs both sets computes the second one this way.
+
+    Raises
+    ------
+    ValueError
+        If a group is not in :data:`EXTRAS`.
+    """
+    unknown = set(extras) - set(EXTRAS)
+    if unknown:
+        raise ValueError(f"unknown feature groups {sorted(unknown)}; known: {', '.join(EXTRAS)}")
+    return _extra([text[s:e].lower() for s, e in tokens], drugs, extras)
+
+
+def _extra(lows: Sequence[str], drugs: Sequence[str], extras: Collection[str]) -> list[list[str]]:
+    n = len(lows)
+    use_w3, use_tri = "window3" in extras, "trigram" in extras
+    use_dist, use_side = "drugdist" in extras, "drugside" in extras
+    drug_at = [i for i in range(n) if drugs[i]]
+    out: list[list[str]] = []
+    for i in range(n):
+        feats: list[str] = []
+        if not drugs[i] and drug_at and (use_dist or use_side):
+            near = min(drug_at, key=lambda j: abs(j - i))
+            if use_dist:
+                feats.append("drugdist=" + _bucket(near - i))
+            if use_side:
+                feats.append("drugside=" + ("R" if near > i else "L") + "|" + lows[i])
+        if use_w3:
+            for off in (-3, 3):
+                j = i + off
+                if 0 <= j < n:
+                    feats.append(f"w[{off}]=" + lows[j])
+        if use_tri and 0 < i < n - 1:
+            feats.append("tri=" + lows[i - 1] + "|" + lows[i] + "|" + lows[i + 1])
         out.append(feats)
     return out
