@@ -157,3 +157,21 @@ def test_cli_train_then_extract(cli, tmp_path: Path) -> None:  # noqa: ANN001
     _check_offsets(S1, item.events)
     res = cli("pv", "train", "--train", str(train), "--out", str(model), "--model", "crf", "--encoder", "minilm")
     assert res.code == 2 and "--encoder applies to --model transformer only" in res.stderr
+
+
+def test_cli_jsonl_non_utf8_line_and_all_bad(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    src = tmp_path / "mixed.jsonl"
+    src.write_bytes(b'{"id": "a", "text": "caf\xe9 rash"}\n' + json.dumps({"id": 7, "text": S2}).encode() + b"\n")
+    res = cli("pv", "extract", "--model", "crf", "-i", str(src), "-o", "-")
+    assert res.code == 1
+    assert f"[CLX003] {src}:1: not UTF-8" in res.stderr
+    (item,) = [parse_phee_line(line) for line in res.stdout.splitlines()]
+    assert item.id == "7" and item.events[0].event_type == "Adverse_event"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a"}\n[1, 2]\n', encoding="utf-8")
+    res = cli("pv", "extract", "--model", "crf", "-i", str(bad), "-o", str(tmp_path / "o.json"))
+    assert res.code == 2
+    assert f"{bad}:1: field 'text': missing field" in res.stderr
+    assert f"{bad}:2: expected a JSON object, got list" in res.stderr
+    assert "no usable line (2 bad lines)" in res.stderr
+    assert not (tmp_path / "o.json").exists()
