@@ -229,3 +229,14 @@ def test_scores_rank_filtered_mentions_between_clear_cases(own: dict) -> None:
     assert d6["MAKES-DECISIONS"].score == 0.0  # rule holds -> not met
     _, d1 = own["t01_window_edges_in"]
     assert d1["MI-6MOS"].score == 1.0
+
+
+def test_not_met_decisions_show_what_decided_against(own: dict) -> None:
+    p, d = own["t03_negation_family_plans"]
+    (ev,) = d["ASP-FOR-MI"].evidence  # the latest record stops aspirin
+    _check(p, ev, "Aspirin was stopped after a GI bleed in August.", "Aspirin", "2071-09-15")
+    assert ev.rule.startswith("ASP-FOR-MI.aspirin:against=aspirin@")
+    p5, d5 = own["t05_not_above"]
+    (a1c,) = d5["HBA1C"].evidence  # a value was found, outside 6.5-9.5
+    assert a1c.rule == "HBA1C.a1c:value-not-meeting=9.7" and a1c.value == 9.7
+    assert p5.text[a1c.span.start : a1c.span.end] == "DM2 - HbA1c 9.7% (goal <7.0)."

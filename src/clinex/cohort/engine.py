@@ -463,26 +463,31 @@ class ScreeningEngine:
             for m in ms
         ]
 
-    def _lab(self, name: str, spec: LabSpec, p: Patient, crit: Criterion, recs: list[tuple[int, int, dt.date | None, int]]) -> tuple[bool, list[Evidence]]:
+    def _lab(
+        self, name: str, spec: LabSpec, p: Patient, crit: Criterion, recs: list[tuple[int, int, dt.date | None, int]]
+    ) -> tuple[bool, list[Evidence], list[Evidence]]:
+        """(holds, values meeting the threshold, values not meeting it) for one lab spec."""
         ev: list[Evidence] = []
+        counter: list[Evidence] = []
         now = p.now
         for s, e, date, ri in recs:
             if spec.window_days is not None and not (within_window(date, now, spec.window_days) or (now is None and ri == recs[-1][3])):
                 continue
             for v in find_lab_values(p.text, spec, s, e):
-                if lab_holds(v, spec):
-                    ls = p.text.rfind("\n", s, v.name_start) + 1
-                    le = p.text.find("\n", v.end, e)
-                    le = e if le < 0 else le
-                    ev.append(
-                        Evidence(
-                            span=Span(fragments=(Fragment(start=ls, end=le, text=p.text[ls:le]),), label=crit.name, source=crit.rule_id),
-                            record_date=date,
-                            rule=f"{crit.name}.{name}:value={v.raw}" + (f" (ULN {v.ref_high:.3g})" if (spec.above_reference and v.ref_high is not None) else ""),
-                            value=round(v.value, 4),
-                        )
+                ok = lab_holds(v, spec)
+                ls = p.text.rfind("\n", s, v.name_start) + 1
+                le = p.text.find("\n", v.end, e)
+                le = e if le < 0 else le
+                uln = f" (ULN {v.ref_high:.3g})" if (spec.above_reference and v.ref_high is not None) else ""
+                (ev if ok else counter).append(
+                    Evidence(
+                        span=Span(fragments=(Fragment(start=ls, end=le, text=p.text[ls:le]),), label=crit.name, source=crit.rule_id),
+                        record_date=date,
+                        rule=f"{crit.name}.{name}:{'value' if ok else 'value-not-meeting'}={v.raw}{uln}",
+                        value=round(v.value, 4),
                     )
-        return bool(ev), ev
+                )
+        return bool(ev), ev, counter[:_PER_CONCEPT]
 
     def _eval(self, rule: Rule, results: dict[str, tuple[bool, list[Evidence]]]) -> tuple[bool, list[Evidence]]:
         if isinstance(rule, str):
@@ -509,15 +514,21 @@ class ScreeningEngine:
         out: dict[str, Decision] = {}
         for comp in self.compiled_:
             c = comp.crit
+            counter: dict[str, list[Evidence]] = {}
             results: dict[str, tuple[bool, list[Evidence]]] = {}
             for name, spec in c.concepts.items():
                 ok, ms = self._concept(comp, name, spec, by_key.get((c.name, name), []), p, n_records)
                 one_per_sentence = list({m.sent_start: m for m in reversed(ms)}.values())[::-1]
-                results[name] = (ok, [self._evidence(p, c, name, m) for m in one_per_sentence[:_PER_CONCEPT]])
+                evs = [self._evidence(p, c, name, m) for m in one_per_sentence[:_PER_CONCEPT]]
+                results[name] = (ok, evs if ok else [])
+                counter[name] = [] if ok else evs
             for name, lspec in c.labs.items():
-                results[name] = self._lab(name, lspec, p, c, recs)
+                ok, evs, counter[name] = self._lab(name, lspec, p, c, recs)
+                results[name] = (ok, evs)
             holds, ev = self._eval(c.rule, results)
             label = c.when_true if holds else c.otherwise
+            if not holds:  # counter-evidence: what decided against (stopped, out of range)
+                ev = [e for name in (*c.concepts, *c.labs) for e in counter.get(name, [])]
             seen: set[tuple[int, int, str]] = set()
             uniq = []
             for e in ev:
@@ -529,7 +540,7 @@ class ScreeningEngine:
                 criterion=c.name,
                 label=label,
                 score=self._score(label, holds, any(k[0] == c.name for k in by_key)),
-                evidence=tuple(uniq[:_MAX_EVIDENCE]) if holds else (),
+                evidence=tuple(uniq[:_MAX_EVIDENCE]),
             )
         return out
 
