@@ -239,4 +239,5 @@ def test_not_met_decisions_show_what_decided_against(own: dict) -> None:
     p5, d5 = own["t05_not_above"]
     (a1c,) = d5["HBA1C"].evidence  # a value was found, outside 6.5-9.5
     assert a1c.rule == "HBA1C.a1c:value-not-meeting=9.7" and a1c.value == 9.7
+    assert d5["HBA1C"].score == 0.25
     assert p5.text[a1c.span.start : a1c.span.end] == "DM2 - HbA1c 9.7% (goal <7.0)."

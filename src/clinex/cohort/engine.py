@@ -539,7 +539,7 @@ class ScreeningEngine:
             out[c.name] = Decision(
                 criterion=c.name,
                 label=label,
-                score=self._score(label, holds, any(k[0] == c.name for k in by_key)),
+                score=self._score(label, holds, any(k[0] == c.name for k in by_key) or any(counter.values())),
                 evidence=tuple(uniq[:_MAX_EVIDENCE]),
             )
         return out
@@ -550,8 +550,8 @@ class ScreeningEngine:
 
         1.0 / 0.0 when the rule holds and decides met / not met; when it does not
         hold, concept mentions that were all filtered out (negated, outside the
-        window, ...) move the score 0.25 towards the other label: such patients
-        rank between the clear cases.
+        window, ...) or lab values off the threshold move the score 0.25 towards
+        the other label: such patients rank between the clear cases.
         """
         if holds:
             return 1.0 if label == "met" else 0.0
