@@ -243,6 +243,16 @@ class SentenceEvidenceModel:
         InputError
             No documents, lengths differ, or no span with an SQ label at all.
         """
+        import sklearn.linear_model  # noqa: F401  (load its OpenMP runtime before limiting it)
+        from threadpoolctl import threadpool_limits
+
+        # Small sparse problems: OpenMP/BLAS threads only contend (liblinear runs up to
+        # 20x slower on a busy machine), so fitting runs single-threaded.
+        with threadpool_limits(limits=1):
+            return self._fit(documents, spans)
+
+    def _fit(self, documents: Sequence[Document],
+             spans: Sequence[Sequence[Span]]) -> "SentenceEvidenceModel":
         from scipy import sparse
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
