@@ -108,3 +108,12 @@ def test_auto_falls_back_to_crf_without_neural_extra(monkeypatch: pytest.MonkeyP
     assert isinstance(registry.load_model("auto"), CRFModel)
     with pytest.raises(ModelError, match="needs 'clinex_no_such_module'"):
         registry.load_model("transformer")
+
+
+def test_drop_weak_extra_triggers() -> None:
+    args = ["Effect|O", "Adverse_event|O", "O", "Adverse_event|Treatment.Drug", "Treatment|Treatment.Drug"]
+    scores = [0.9, 0.95, 0.9, 0.6, 0.9]
+    kept = CRFModel(extra_trigger_min=0.8)._drop_weak_triggers(list(args), scores)
+    assert kept == ["Effect|O", "Adverse_event|O", "O", "O|Treatment.Drug", "Treatment|Treatment.Drug"]
+    assert CRFModel(extra_trigger_min=0.5)._drop_weak_triggers(list(args), scores) == args
+    assert CRFModel()._drop_weak_triggers(["Adverse_event|O"], [0.1]) == ["Adverse_event|O"]
