@@ -241,3 +241,15 @@ def test_not_met_decisions_show_what_decided_against(own: dict) -> None:
     assert a1c.rule == "HBA1C.a1c:value-not-meeting=9.7" and a1c.value == 9.7
     assert d5["HBA1C"].score == 0.25
     assert p5.text[a1c.span.start : a1c.span.end] == "DM2 - HbA1c 9.7% (goal <7.0)."
+
+
+def test_mixed_course(own: dict) -> None:
+    p, d = own["t08_mixed_course"]
+    row = "Creatinine                 1.2      H    0.5-1.1      mg/dL"
+    cr = [e for e in d["CREATININE"].evidence if e.span.text == row]
+    assert cr and cr[0].rule == "CREATININE.serum_creatinine:value=1.2 (ULN 1.1)"
+    assert cr[0].record_date == dt.date(2081, 2, 3) and cr[0].span.start == p.text.index(row)
+    assert d["ABDOMINAL"].label == "not met"  # sister's colectomy, CABG, cataract surgery
+    assert d["DIETSUPP-2MOS"].label == "not met"  # calcium stopped in October (> 61 days); vitamin D only
+    mi = _one(d["MI-6MOS"], "MI-6MOS.mi:term=nstemi")
+    assert mi.record_date in (dt.date(2081, 9, 20), dt.date(2082, 2, 15))
