@@ -145,3 +145,13 @@ def test_docs_example_runs(tmp_path: Path) -> None:
     # 45 is older than a year (2070-01-10 -> 2071-03-01 is 415 days); >60 and goals are not values
     old = _patient([("2070-01-10", "eGFR 45."), ("2071-03-01", "eGFR >60. Goal eGFR 60 or more.")])
     assert screen(old, criteria=[path])["EGFR-LT60-1YR"].label == "not met"
+
+
+def test_cli_lists_and_validates(cli, tmp_path: Path) -> None:
+    r = cli("cohort", "criteria")
+    assert r.code == 0
+    assert "13 criteria" in r.stdout and "ADVANCED-CAD" in r.stdout and "183" in r.stdout
+    bad = _write(tmp_path, "bad.yaml", "name: X\nconcepts:\n  a:\n    phrases: [x]\n    window_days: soon\nrule: a\n")
+    r = cli("cohort", "criteria", str(bad))
+    assert r.code == 2
+    assert "[CLX005]" in r.stderr and "bad.yaml" in r.stderr and "field 'concepts.a.window_days'" in r.stderr

@@ -177,3 +177,27 @@ def screen(
         console.print(f"screened {n} patient(s), {len(errors)} skipped -> {output}")
     if n == 0:
         raise InputError(f"no patient could be screened ({len(errors)} bad input(s))")
+
+
+@app.command("criteria")
+def criteria_cmd(
+    specs: list[str] = typer.Argument(None, help="'n2c2' (default) or criterion files/folders to validate and list."),
+) -> None:
+    """Validate criterion files and list their concepts, labs, windows and rules."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from clinex.cohort.criteria import load_criteria
+
+    crits = load_criteria(specs or ["n2c2"])
+    table = Table(title=f"{len(crits)} criteria")
+    for head in ("criterion", "labels (true/otherwise)", "concepts", "labs", "window (days)", "rule", "file"):
+        table.add_column(head)
+    for c in crits:
+        windows = sorted({w for w in [*(s.window_days for s in c.concepts.values()), *(s.window_days for s in c.labs.values())] if w})
+        rule = c.rule if isinstance(c.rule, str) else c.rule.model_dump_json(by_alias=True)
+        table.add_row(
+            c.name, f"{c.when_true} / {c.otherwise}", ", ".join(c.concepts) or "-", ", ".join(c.labs) or "-",
+            ", ".join(map(str, windows)) or "-", rule, c.source.rsplit("/", 1)[-1] if c.source else "",
+        )
+    Console(width=200).print(table)

@@ -37,11 +37,19 @@ _ENGINES: dict[tuple[str, ...], object] = {}
 
 
 def get_engine(criteria: str | Path | Sequence[str | Path] = "n2c2"):  # type: ignore[no-untyped-def]
-    """The cached, fitted :class:`~clinex.cohort.engine.ScreeningEngine` for ``criteria``."""
+    """The cached, fitted :class:`~clinex.cohort.engine.ScreeningEngine` for ``criteria``.
+
+    Criterion files are keyed by path and modification time, so an edited file is
+    loaded again; the medspaCy pipeline itself is shared when the phrases are equal.
+    """
     from clinex.cohort.engine import ScreeningEngine
 
     specs = [criteria] if isinstance(criteria, (str, Path)) else list(criteria)
-    key = tuple(str(Path(s).resolve()) if Path(s).exists() else str(s) for s in specs)
+    # files are keyed with their modification time: an edited criterion file is reloaded
+    key = tuple(
+        f"{Path(s).resolve()}@{Path(s).stat().st_mtime_ns}" if Path(s).is_file() else str(Path(s).resolve()) if Path(s).exists() else str(s)
+        for s in specs
+    )
     eng = _ENGINES.get(key)
     if eng is None:
         eng = _ENGINES[key] = ScreeningEngine(specs).fit()
