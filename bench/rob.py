@@ -125,6 +125,7 @@ def main() -> None:
         wall = time.perf_counter() - t0
         pooled = [j for j in res.judgements if j.scope == "domains"][0]
         overall = [j for j in res.judgements if j.scope == "overall"][0]
+        resp = [j for j in res.judgements if j.scope == "responses"]
         if name == "sentence":
             full = train_sentence_model(root, annotators)
         else:
@@ -141,6 +142,9 @@ def main() -> None:
         print(f"  domain judgements         observed {pooled.observed:.3f}, PABAK {pooled.pabak:.3f}"
               f" (n={pooled.n}; target observed >= 0.30)")
         print(f"  overall judgement         observed {overall.observed:.3f} (n={overall.n})")
+        if resp:
+            print(f"  SQ responses              observed {resp[0].observed:.3f} (n={resp[0].n}; "
+                  "SQs both roger and the model answered)")
         print(f"  seconds per trial         {res.seconds_per_trial:.3f} (predict; "
               f"{res.seconds_per_page:.4f} s/page); 20-page trial {s20:.3f} s; "
               f"training {res.train_seconds:.1f} s per fold; LODO wall {wall:.1f} s")
@@ -154,6 +158,7 @@ def main() -> None:
             "domain_judgement_observed": round(pooled.observed, 4),
             "domain_judgement_pabak": round(pooled.pabak, 4),
             "overall_judgement_observed": round(overall.observed, 4),
+            "sq_response_observed": round(resp[0].observed, 4) if resp else None,
             "s_per_trial": round(res.seconds_per_trial, 4),
             "s_per_20_pages": round(s20, 4),
             "train_s_per_fold": round(res.train_seconds, 2),
