@@ -167,3 +167,21 @@ def test_cli_evaluate_cues_hand_computed(tmp_path, cli) -> None:
     # D1 gold "Some concerns"; cues answer 1.1 Y, 1.2 NI, 1.3 NI -> Some concerns
     d1 = [j for j in res["judgements"] if j["scope"] == "D1"][0]
     assert (d1["n"], d1["observed"]) == (3, 1.0)
+    # a lexicon without the 1.1 cues finds nothing for 1.1
+    lex = tmp_path / "lex.yaml"
+    lex.write_text('sqs:\n  "2.6": [{id: itt, pattern: "intention to treat", response: Y, '
+                   'weight: 0.9}]\n', encoding="utf-8")
+    r2 = cli("rob", "evaluate", str(tmp_path / "corpus"), "--model", "cues", "--gold", "ann1",
+             "--lexicon", str(lex))
+    assert r2.code == 0, r2.stderr
+    assert "1.1 0.00" in r2.stdout and "2.6 100.00" in r2.stdout
+    assert "Mean over SQs used" in r2.stdout
+
+
+def test_models_on_an_empty_document_answer_no_information() -> None:
+    docs, spans = _corpus()
+    empty = Document(id="e", text="")
+    for model in (SentenceEvidenceModel().fit(docs, spans), load_evidence_model("cues")):
+        answers = model.predict(empty)
+        assert len(answers) == 22
+        assert all(a.response == "NI" and a.evidence == () for a in answers.values())

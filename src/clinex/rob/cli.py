@@ -219,6 +219,7 @@ def evaluate_cmd(
         help="Training annotator(s) of the sentence model; repeat to pool, 'all' for every member.",
     ),
     doc: list[str] = typer.Option(None, "--doc", help="Evaluate only this document id (repeatable)."),
+    lexicon: str = typer.Option(None, "--lexicon", help="Cue lexicon file for --model cues (default: the packaged one)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
 ) -> None:
     """Leave-one-document-out evaluation of an evidence model against a gold annotator.
@@ -241,9 +242,10 @@ def evaluate_cmd(
         def step(msg: str) -> None:
             bar.update(task, description=msg)
 
+        params = {"lexicon": lexicon} if lexicon and model == "cues" else None
         result = leave_one_document_out(corpus, model=model, gold=gold,
                                         train_annotators=annotator, documents=doc or None,
-                                        progress=step)
+                                        params=params, progress=step)
     if as_json:
         typer.echo(result.model_dump_json())
         return
