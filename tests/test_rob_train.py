@@ -185,3 +185,25 @@ def test_models_on_an_empty_document_answer_no_information() -> None:
         answers = model.predict(empty)
         assert len(answers) == 22
         assert all(a.response == "NI" and a.evidence == () for a in answers.values())
+
+
+def test_sentence_model_load_rejects_foreign_and_stale_files(tmp_path) -> None:
+    import joblib
+
+    from clinex.errors import FormatError
+
+    joblib.dump({"something": 1}, tmp_path / "other.joblib")
+    with pytest.raises(FormatError, match="not a clinex.rob.sentence model"):
+        SentenceEvidenceModel.load(tmp_path / "other.joblib")
+    docs, spans = _corpus()
+    path = SentenceEvidenceModel().fit(docs, spans).save(tmp_path / "m.joblib")
+    data = joblib.load(path)
+    data["format_version"] = 99
+    joblib.dump(data, tmp_path / "future.joblib")
+    with pytest.raises(ModelError, match="format version 99"):
+        SentenceEvidenceModel.load(tmp_path / "future.joblib")
+    data["format_version"] = 1
+    data["state"]["cue_lexicon_"] = "clinex.rob.cues.v0"
+    joblib.dump(data, tmp_path / "stale.joblib")
+    with pytest.raises(ModelError, match="retrain"):
+        SentenceEvidenceModel.load(tmp_path / "stale.joblib")

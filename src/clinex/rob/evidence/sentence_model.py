@@ -143,6 +143,8 @@ class SentenceEvidenceModel:
         Training segments.
     n_positive_ : dict of str to int
         Positive training segments per SQ.
+    cue_lexicon_ : str or None
+        Name of the cue lexicon whose matches are features (None without cues).
 
     References
     ----------
@@ -276,6 +278,7 @@ class SentenceEvidenceModel:
             raise InputError("no annotated span with a signalling-question label in the "
                              "training data")
         self.vectorizer_.fit(seg_texts)
+        self.cue_lexicon_ = self._cues().name if self.use_cues else None
         blocks = [self._features(doc, segs)[0] for doc, segs in per_doc]
         X = sparse.vstack(blocks, format="csr")
         self.n_segments_ = X.shape[0]
@@ -459,4 +462,9 @@ class SentenceEvidenceModel:
         model = cls(**data["params"])
         for k, v in data["state"].items():
             setattr(model, k, v)
+        lex = getattr(model, "cue_lexicon_", None)
+        if lex is not None and lex != model._cues().name:
+            raise ModelError(f"model trained with cue lexicon {lex!r}, this clinex ships "
+                             f"{model._cues().name!r}; retrain it (clinex rob train)", path=p,
+                             field="cue_lexicon_")
         return model
