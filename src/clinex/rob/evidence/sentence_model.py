@@ -298,7 +298,7 @@ class SentenceEvidenceModel:
             resp = [Counter(r for r in labels[i][sq] if r != "?").most_common(1) for i in idx]
             keep = [(i, r[0][0]) for i, r in zip(idx, resp) if r]
             kinds = Counter(r for _, r in keep)
-            if len(kinds) >= 2 and min(kinds.values()) >= 1 and len(keep) >= 4:
+            if len(kinds) >= 2 and len(keep) >= 4:
                 rc = OneVsRestClassifier(LogisticRegression(
                     C=self.C, class_weight="balanced", solver="liblinear", max_iter=1000))
                 self.responders_[sq] = rc.fit(X[[i for i, _ in keep]], [r for _, r in keep])
