@@ -215,7 +215,7 @@ class ScreeningEngine:
                 j -= 1
         out = []
         for ln, k in zip(lines, keep):
-            if k or self._HEADER.match(ln):
+            if k or self._HEADER.match(ln) or len(ln.strip()) <= 40:  # headers, with or without a colon
                 out.append(ln)
             else:
                 out.append(" " * len(ln))
