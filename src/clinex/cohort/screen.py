@@ -85,7 +85,10 @@ def screen(patient: Patient, criteria: str | Path | Sequence[str | Path] = "n2c2
 
 
 def decisions_to_dict(decisions: dict[str, Decision]) -> dict[str, dict]:
-    """JSON-ready form: criterion → {label, score, evidence: [{record_date, start, end, sentence, rule, value}]}."""
+    """JSON-ready form: criterion → {label, score, evidence: [{record_date, start, end, sentence, rule, source, value}]}.
+
+    ``source`` is the versioned criterion id (``"CREATININE.v1"``) the rule belongs to.
+    """
     out: dict[str, dict] = {}
     for name, d in decisions.items():
         out[name] = {
@@ -98,6 +101,7 @@ def decisions_to_dict(decisions: dict[str, Decision]) -> dict[str, dict]:
                     "end": e.span.end,
                     "sentence": e.span.text,
                     "rule": e.rule,
+                    "source": e.span.source,
                     "value": e.value,
                 }
                 for e in d.evidence
