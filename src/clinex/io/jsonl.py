@@ -10,13 +10,13 @@ refused as a whole.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal, NamedTuple
 
 from clinex.errors import ClinexError, EncodingError, FormatError, InputError
+from clinex.io.textfile import iter_json_lines
 
 __all__ = ["TextRecord", "iter_jsonl_texts", "parse_jsonl_data", "looks_like_jsonl"]
 
@@ -61,29 +61,11 @@ def parse_jsonl_data(
         line = data[: data.index(b"\x00")].count(b"\n") + 1
         raise EncodingError("binary file (NUL byte), expected UTF-8 JSON lines", path=name, line=line)
     report = on_error or _report
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
     seen: set[str] = set()
-    for n, raw in enumerate(data.split(b"\n"), start=1):
+    for n, obj in iter_json_lines(data, path=name):
         try:
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise EncodingError(
-                    f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
-                    path=name,
-                    line=n,
-                ) from None
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise FormatError(
-                    f"not valid JSON ({exc.msg} at column {exc.colno})", path=name, line=n
-                ) from None
-            if not isinstance(obj, dict):
-                raise FormatError(f"expected a JSON object, got {type(obj).__name__}", path=name, line=n)
+            if isinstance(obj, ClinexError):
+                raise obj
             tkey = text_field
             if tkey not in obj and fallback_text_field is not None and fallback_text_field in obj:
                 tkey = fallback_text_field

@@ -43,7 +43,14 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from clinex.errors import ClinexError, EncodingError, FormatError, InputError, OffsetError, SchemaError
+from clinex.errors import (
+    ClinexError,
+    FormatError,
+    InputError,
+    OffsetError,
+    SchemaError,
+)
+from clinex.io.textfile import iter_json_lines
 from clinex.pv.schema import (
     ATTRIBUTES,
     COMBINATION,
@@ -374,24 +381,11 @@ def iter_phee_json(
     if not p.is_file():
         raise InputError("no such file", path=p)
     report = on_error or _report
-    data = p.read_bytes()
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    for n, raw in enumerate(data.split(b"\n"), start=1):
+    for n, obj in iter_json_lines(p.read_bytes(), path=p):
         try:
-            if b"\x00" in raw:
-                raise EncodingError("binary data (NUL byte), expected UTF-8 JSON lines", path=p, line=n)
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise EncodingError(
-                    f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
-                    path=p,
-                    line=n,
-                ) from None
-            if not line.strip():
-                continue
-            item = parse_phee_line(line, path=p, line_no=n)
+            if isinstance(obj, ClinexError):
+                raise obj
+            item = parse_phee_dict(obj, path=p, line_no=n)
         except ClinexError as exc:
             if errors == "raise":
                 raise

@@ -1,12 +1,16 @@
-"""Reading user text files safely: UTF-8 only, binary files refused with a clear error."""
+"""Reading user text files safely: UTF-8 only, binary files refused with a clear error,
+JSON lines decoded line by line so that one bad line can be reported and skipped."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-from clinex.errors import EncodingError, InputError
+from clinex.errors import ClinexError, EncodingError, FormatError, InputError
 
-__all__ = ["read_text"]
+__all__ = ["read_text", "iter_json_lines"]
 
 
 def read_text(path: str | Path) -> str:
@@ -47,3 +51,55 @@ def read_text(path: str | Path) -> str:
             line=line,
         ) from None
     return text.removeprefix("\ufeff")
+
+
+def iter_json_lines(
+    data: bytes, *, path: str | Path | None = None
+) -> Iterator[tuple[int, dict[str, Any] | ClinexError]]:
+    """Decode JSON-lines bytes one line at a time, never stopping at a bad line.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's content (a UTF-8 byte-order mark is dropped).
+    path : str or Path, optional
+        Only names the source in error messages.
+
+    Yields
+    ------
+    (line_no, object_or_error) : tuple of (int, dict or ClinexError)
+        ``line_no`` is 1-based; blank lines are skipped. The second item is the
+        parsed JSON object, or the error for that line: :class:`EncodingError` (NUL
+        byte or invalid UTF-8) or :class:`FormatError` (invalid JSON, or JSON that
+        is not an object). Callers decide whether an error stops them or is reported
+        and skipped.
+    """
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    for n, raw in enumerate(data.split(b"\n"), start=1):
+        if b"\x00" in raw:
+            yield n, EncodingError(
+                "binary data (NUL byte), expected UTF-8 JSON lines", path=path, line=n
+            )
+            continue
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield n, EncodingError(
+                f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
+                path=path,
+                line=n,
+            )
+            continue
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield n, FormatError(f"not valid JSON ({exc.msg} at column {exc.colno})", path=path, line=n)
+            continue
+        if not isinstance(obj, dict):
+            yield n, FormatError(
+                f"expected a JSON object, got {type(obj).__name__}", path=path, line=n, field="$"
+            )
+            continue
+        yield n, obj
