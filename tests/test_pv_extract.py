@@ -172,6 +172,6 @@ def test_cli_jsonl_non_utf8_line_and_all_bad(cli, tmp_path: Path) -> None:  # no
     res = cli("pv", "extract", "--model", "crf", "-i", str(bad), "-o", str(tmp_path / "o.json"))
     assert res.code == 2
     assert f"{bad}:1: field 'text': missing field" in res.stderr
-    assert f"{bad}:2: expected a JSON object, got list" in res.stderr
+    assert f"{bad}:2: field '$': expected a JSON object, got list" in res.stderr
     assert "no usable line (2 bad lines)" in res.stderr
     assert not (tmp_path / "o.json").exists()
