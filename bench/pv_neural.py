@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--limit", type=int, default=0, help="score only the first N dev sentences")
     ap.add_argument("--train-limit", type=int, default=0, help="train on the first N sentences (smoke runs)")
+    ap.add_argument("--trigger-fallback", type=float, default=None, help="see TransformerExtractor")
     ap.add_argument("--decoder", default=None, help="override the model's decoder (viterbi | argmax)")
     ap.add_argument("--speed-sentences", type=int, default=0, help="time only the first N dev sentences")
     args = ap.parse_args(argv)
@@ -87,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                 lr=args.lr,
                 batch_size=args.batch_size,
                 threads=args.threads,
+                trigger_fallback=args.trigger_fallback,
             )
             results.append(_bench(model, out, dev, args))
             print(json.dumps(results[-1]), file=sys.stderr, flush=True)
@@ -103,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         model._torch_device()
         if args.decoder:
             model.decoder = args.decoder
+        if args.trigger_fallback is not None:
+            model.trigger_fallback = args.trigger_fallback
         results.append(_bench(model, model_dir, dev, args))
     result = results[0] if len(results) == 1 else {"variants": results}
     for r in results:

@@ -180,6 +180,22 @@ def test_viterbi_never_opens_with_inside() -> None:
     assert viterbi_tags(np.zeros((0, 4)), 1) == []
 
 
+def test_trigger_fallback_takes_most_trigger_like_word() -> None:
+    import numpy as np
+
+    text = "Lithium tremor developed"
+    offsets = [(0, 0), (0, 7), (8, 14), (15, 24), (0, 0)]
+    # tags: O, B/I/C-Adverse_event, B/I/C-Potential_therapeutic_event
+    probs = np.full((5, 7), 0.0)
+    probs[:, 0] = [1.0, 0.9, 0.8, 0.6, 1.0]
+    probs[3, 1], probs[3, 4] = 0.3, 0.1  # "developed": not-O mass 0.4, mostly ADE
+    probs[2, 4] = 0.2
+    m = TransformerExtractor(trigger_fallback=0.3)
+    ((label, span, score),) = m._fallback_trigger(text, offsets, probs)
+    assert (label, span.offsets(), round(score, 6)) == ("Adverse_event", [(15, 24)], 0.4)
+    assert TransformerExtractor(trigger_fallback=0.5)._fallback_trigger(text, offsets, probs) == []
+
+
 def test_quick_scores_hand_computed() -> None:
     gold = _corpus()[:2]
     pred = [list(gold[0].events), []]  # first sentence perfect, second empty

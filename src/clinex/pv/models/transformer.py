@@ -399,6 +399,13 @@ class TransformerExtractor:
     decoder : {"viterbi", "argmax"}, default "viterbi"
         Constrained best path over the BIO/C tags (:func:`viterbi_tags`) or the most
         probable tag per token.
+    trigger_fallback : float or None, default None
+        When a sentence gets no trigger, take its most trigger-like token (highest
+        probability of not being ``O``) as a one-word trigger if that probability is
+        at least this value. Every PHEE sentence holds at least one event (the corpus
+        was sampled that way, paper §3), so for PHEE-like input a low value trades a
+        little precision for recall; None switches it off (plain text may hold no
+        event).
 
     Attributes
     ----------
@@ -436,6 +443,7 @@ class TransformerExtractor:
         device: str = "auto",
         predict_batch_size: int = 64,
         decoder: str = "viterbi",
+        trigger_fallback: float | None = None,
     ) -> None:
         self.encoder = encoder
         self.variant = variant
@@ -455,13 +463,15 @@ class TransformerExtractor:
         self.device = device
         self.predict_batch_size = predict_batch_size
         self.decoder = decoder
+        self.trigger_fallback = trigger_fallback
 
     # -- parameters ---------------------------------------------------------------
     def get_params(self) -> dict[str, Any]:
         """The constructor parameters (JSON-serialisable)."""
         keys = (
             "variant max_length epochs batch_size lr head_lr warmup weight_decay dropout "
-            "freeze_layers patience max_minutes seed threads device predict_batch_size decoder"
+            "freeze_layers patience max_minutes seed threads device predict_batch_size decoder "
+            "trigger_fallback"
         ).split()
         return {"encoder": str(self.encoder), **{k: getattr(self, k) for k in keys}}
 
@@ -859,11 +869,17 @@ class TransformerExtractor:
                         h = self.net_.encode_top(batch["cache"], batch["attention_mask"], depth)
                     else:
                         h = self.net_.encode(batch["input_ids"], batch["attention_mask"])
-                    tg, sc = tags(self.net_.trigger_logits(h), idx)
+                    trig_logits = self.net_.trigger_logits(h)
+                    tg, sc = tags(trig_logits, idx)
                 triggers = [
                     decode_tags(texts[i], toks[i]["offsets"], tg[r], LAYERS["trigger"], sc[r])
                     for r, i in enumerate(idx)
                 ]
+                if self.trigger_fallback is not None and not all(triggers):
+                    p_trig = trig_logits.float().softmax(-1).cpu().numpy()
+                    for r, i in enumerate(idx):
+                        if not triggers[r]:
+                            triggers[r] = self._fallback_trigger(texts[i], toks[i]["offsets"], p_trig[r])
                 if self.variant == "joint":
                     pairs = [(r, None) for r in range(len(idx))]
                     markers = [[0] * h.shape[1] for _ in idx]
@@ -896,6 +912,27 @@ class TransformerExtractor:
                     else:
                         events[i] = self._joint_events(triggers[r], layer)
         return events
+
+    def _fallback_trigger(
+        self, text: str, offsets: Sequence[tuple[int, int]], probs: Any
+    ) -> list[tuple[str, Span, float]]:
+        """The most trigger-like token when none was tagged (see ``trigger_fallback``)."""
+        valid = [t for t, (s, e) in enumerate(offsets) if e > s]
+        if not valid:
+            return []
+        not_o = 1.0 - probs[valid, 0]
+        best = int(not_o.argmax())
+        if float(not_o[best]) < float(self.trigger_fallback or 0.0):
+            return []
+        t = valid[best]
+        n_labels = len(LAYERS["trigger"])
+        k = max(range(n_labels), key=lambda j: probs[t, 1 + 3 * j] + probs[t, 2 + 3 * j])
+        tags = [0] * len(offsets)
+        tags[t] = 1 + 3 * k
+        return [
+            (label, span, float(not_o[best]))
+            for label, span, _ in decode_tags(text, offsets, tags, LAYERS["trigger"])
+        ]
 
     def _joint_events(
         self,
