@@ -49,7 +49,7 @@ _PER_CONCEPT = 3
 _PAREN = re.compile(r"\([^()]*\)")
 _VOIDING = ("NEGATED_EXISTENCE", "FAMILY", "HYPOTHETICAL", "PLANNED", "POSSIBLE_EXISTENCE", "OTHER_PERSON")
 #: Words that make an undated mention refer back to an already reported event.
-_HISTORY_WORDS = re.compile(r"\b(?:s/p|status post|history of|h/o|hx of|prior|previous|recent|remote|old|since (?:her|his)|after (?:her|his))\b", re.I)
+_HISTORY_WORDS = re.compile(r"\b(?:s/p|status post|history of|h/o|hx of|prior|previous|recent|remote|(?<!-)old|since (?:her|his)|after (?:her|his))\b", re.I)
 _CHUNK = 20_000
 _PIECE = 800
 _WORD = re.compile(r"[a-z0-9]+")
@@ -125,7 +125,7 @@ class ScreeningEngine:
         Criterion set name(s), files or folders (see
         :func:`clinex.cohort.criteria.load_criteria`), or loaded criteria.
     batch_size : int, default 32
-        Records per ``nlp.pipe`` batch.
+        Record pieces per ``nlp.pipe`` batch.
     max_chars : int, default 2_000_000
         Longest patient text screened (characters). n2c2 patients hold about
         5,000-30,000; a longer one (a 5 MB export) raises :class:`InputError`
