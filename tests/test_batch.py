@@ -33,13 +33,31 @@ def test_rob_batch_skips_bad_file_and_resumes(tmp_path: Path) -> None:
     assert summary.n_rows == 44  # 2 trials x 22 signalling questions
     assert [Path(e.id).name for e in summary.errors] == ["bad.pdf"]
     rows = read_results(out, "SELECT document, count(*) FROM results GROUP BY 1 ORDER BY 1")
-    assert rows == [("a", 22), ("b", 22)]
+    assert rows == [("a.txt", 22), ("b.txt", 22)]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "done" and manifest["n_errors"] == 1
     assert len((out / "errors.jsonl").read_text().splitlines()) == 1
     # the same command again resumes: every part is already there
     again = run_batch("rob", [folder], out, partition_size=1)
     assert again.n_parts_skipped == 3 and again.n_rows == 44 and len(again.errors) == 1
+
+
+def test_rob_batch_keeps_same_stem_inputs_apart(tmp_path: Path) -> None:
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / "trial.txt").write_text(TRIAL, encoding="utf-8")
+    from reportlab.pdfgen.canvas import Canvas
+
+    pdf = Canvas(str(folder / "trial.pdf"))
+    pdf.drawString(72, 720, "Participants were randomly assigned using a computer-generated sequence.")
+    pdf.save()
+    summary = run_batch("rob", [folder], tmp_path / "out")
+    assert not summary.errors
+    rows = read_results(
+        tmp_path / "out", "SELECT document, source, count(*) FROM results GROUP BY 1, 2 ORDER BY 1"
+    )
+    assert [(d, Path(s).name, n) for d, s, n in rows] == [
+        ("trial.pdf", "trial.pdf", 22), ("trial.txt", "trial.txt", 22)]
 
 
 def test_batch_refuses_foreign_output_folder(tmp_path: Path) -> None:

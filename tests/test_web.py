@@ -41,7 +41,20 @@ def test_rob_assess_upload(client: TestClient) -> None:
 def test_rob_assess_empty_upload_is_422(client: TestClient) -> None:
     resp = client.post("/api/rob/assess", params={"filename": "empty.pdf"}, content=b"")
     assert resp.status_code == 422
-    assert resp.json()["code"].startswith("CLX")
+    body = resp.json()
+    assert body["code"].startswith("CLX")
+    assert body["message"].split(": ")[0].endswith("] empty.pdf")  # not the server's temp path
+    assert "clinex-web-" not in body["message"]
+
+
+def test_rob_assess_model_parameter(client: TestClient) -> None:
+    resp = client.post("/api/rob/assess", params={"filename": "t.txt", "model": "cues"},
+                       content=TRIAL.encode())
+    assert resp.status_code == 200
+    assert resp.json()["model"].startswith("clinex.rob.cues") and resp.json()["source"] == "t.txt"
+    resp = client.post("/api/rob/assess", params={"filename": "t.txt", "model": "nosuch"},
+                       content=TRIAL.encode())
+    assert resp.status_code == 422 and resp.json()["code"] == "CLX006"
 
 
 def test_pv_extract(client: TestClient) -> None:

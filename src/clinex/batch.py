@@ -17,8 +17,11 @@ result rows:
 
 - ``pv``: ``.jsonl`` files (``id`` and ``text`` per line) or plain ``.txt`` files
   (one item per sentence); one row per sentence with its events as PHEE JSON.
-- ``cohort``: n2c2 XML files or folders of them; one row per patient and criterion.
-- ``rob``: trial files (PDF, text, XML); one row per trial and signalling question.
+- ``cohort``: n2c2 XML files or folders of them; one row per patient and criterion
+  (``patient`` = file stem, ``source`` = the input path).
+- ``rob``: trial files (PDF, text, XML, tagtog HTML) or folders of them; one row per
+  trial and signalling question (``document`` = file name with its suffix, so
+  ``trial.txt`` and ``trial.pdf`` stay apart; ``source`` = the input path).
 """
 
 from __future__ import annotations
@@ -187,6 +190,7 @@ def _cohort_process(items: Sequence[Item]) -> tuple[list[dict[str, Any]], list[I
             rows.append(
                 {
                     "patient": patient.id,
+                    "source": it.payload,
                     "criterion": name,
                     "label": dec.label,
                     "score": float(dec.score),
@@ -200,7 +204,7 @@ def _cohort_process(items: Sequence[Item]) -> tuple[list[dict[str, Any]], list[I
 
 def _rob_expand(path: Path) -> Iterator[Item | ItemError]:
     for p in _files(path, (".pdf", ".txt", ".xml", ".html")):
-        yield Item(p.stem, str(p))
+        yield Item(p.name, str(p))
 
 
 def _rob_process(items: Sequence[Item]) -> tuple[list[dict[str, Any]], list[ItemError]]:
@@ -217,7 +221,8 @@ def _rob_process(items: Sequence[Item]) -> tuple[list[dict[str, Any]], list[Item
             for ans in dom.answers:
                 rows.append(
                     {
-                        "document": result.document_id,
+                        "document": it.id,
+                        "source": it.payload,
                         "domain": dom.domain,
                         "domain_risk": dom.risk,
                         "overall": result.overall,
@@ -243,14 +248,14 @@ TASKS: dict[str, BatchTask] = {
     ),
     "cohort": BatchTask(
         "cohort",
-        {"patient": "VARCHAR", "criterion": "VARCHAR", "label": "VARCHAR", "score": "DOUBLE",
+        {"patient": "VARCHAR", "source": "VARCHAR", "criterion": "VARCHAR", "label": "VARCHAR", "score": "DOUBLE",
          "evidence_json": "VARCHAR"},
         _cohort_expand,
         _cohort_process,
     ),
     "rob": BatchTask(
         "rob",
-        {"document": "VARCHAR", "domain": "VARCHAR", "domain_risk": "VARCHAR", "overall": "VARCHAR",
+        {"document": "VARCHAR", "source": "VARCHAR", "domain": "VARCHAR", "domain_risk": "VARCHAR", "overall": "VARCHAR",
          "sq": "VARCHAR", "response": "VARCHAR", "judgement": "VARCHAR", "confidence": "DOUBLE",
          "evidence_json": "VARCHAR"},
         _rob_expand,

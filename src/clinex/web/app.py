@@ -9,10 +9,12 @@ Endpoints (JSON in, JSON out; the OpenAPI schema is at ``/openapi.json``):
   (character offsets into each sentence).
 - ``POST /api/cohort/screen?filename=NAME.xml`` — body: the bytes of one n2c2 XML
   patient file; returns ``{criterion: Decision}``.
-- ``POST /api/rob/assess?filename=NAME.pdf`` — body: the bytes of one trial
-  (PDF, text, JATS XML); returns the :class:`~clinex.rob.types.TrialAssessment`.
+- ``POST /api/rob/assess?filename=NAME.pdf[&model=auto|cues|sentence]`` — body: the
+  bytes of one trial (PDF, text, JATS XML); returns the
+  :class:`~clinex.rob.types.TrialAssessment` (``source`` = the uploaded file name).
 
-A :class:`~clinex.errors.ClinexError` becomes HTTP 422 with ``{"code", "message"}``;
+A :class:`~clinex.errors.ClinexError` becomes HTTP 422 with ``{"code", "message"}``
+(the message names the uploaded file name, never the server's temporary path);
 uploaded bytes are written to a private temporary folder that is removed afterwards.
 """
 
@@ -57,6 +59,13 @@ async def _upload(request: Request, filename: str) -> Path:
     path = folder / _safe_name(filename)
     path.write_bytes(body)
     return path
+
+
+def _renamed(exc: ClinexError, path: Path, filename: str) -> ClinexError:
+    """The same error, naming the uploaded file instead of the server's temporary copy."""
+    if exc.path == str(path):
+        exc.path = _safe_name(filename)
+    return exc
 
 
 def _cleanup(path: Path) -> None:
@@ -110,19 +119,27 @@ def create_app() -> FastAPI:
         path = await _upload(request, filename)
         try:
             decisions = screen(read_patient(path))
+        except ClinexError as exc:
+            raise _renamed(exc, path, filename) from None
         finally:
             _cleanup(path)
         return {name: d.model_dump(mode="json") for name, d in decisions.items()}
 
     @app.post("/api/rob/assess")
-    async def rob_assess(request: Request, filename: str = Query(...)) -> dict[str, Any]:
+    async def rob_assess(
+        request: Request, filename: str = Query(...), model: str = Query("auto")
+    ) -> dict[str, Any]:
         from clinex.rob.assess import assess_path
+
+        from clinex.rob.evidence import load_evidence_model
 
         path = await _upload(request, filename)
         try:
-            result = assess_path(path)
+            result = assess_path(path, model=load_evidence_model(model))
+        except ClinexError as exc:
+            raise _renamed(exc, path, filename) from None
         finally:
             _cleanup(path)
-        return result.model_dump(mode="json")
+        return result.model_copy(update={"source": path.name}).model_dump(mode="json")
 
     return app
