@@ -252,3 +252,33 @@ def test_ligatures_are_spelled_out(tmp_path: Path) -> None:
     c.drawString(72, H - 72, "The \ufb01nal e\ufb00ect was signi\ufb01cant.")
     c.save()
     assert read_pdf(tmp_path / "lig.pdf").text == "The final effect was significant."
+
+
+def test_line_end_hyphen_of_compounds_is_kept(tmp_path: Path) -> None:
+    # QA defect 7: "placebo-"/"controlled" and "well-"/"known" lost their hyphen;
+    # broken syllables ("allo-"/"cated", "assign-"/"ment", "follow-"/"ing") still join.
+    lines = [
+        "This double-blind, placebo-",
+        "controlled trial used a well-",
+        "known scale. Patients were allo-",
+        "cated by block assign-",
+        "ment and the follow-",
+        "ing visits were blinded.",
+    ]
+    doc = load_document(_pdf(tmp_path / "c.pdf", [[(72, H - 72, lines)]]))
+    assert doc.text == (
+        "This double-blind, placebo-controlled trial used a well-known scale. Patients were "
+        "allocated by block assignment and the following visits were blinded."
+    )
+
+
+def test_keep_line_hyphen_uses_the_document_vocabulary() -> None:
+    from clinex.io.pdf import _Vocabulary, keep_line_hyphen
+
+    vocab = _Vocabulary()
+    vocab.words.update({"sometimes": 1, "drop": 2, "outs": 1})
+    assert keep_line_hyphen("some", "times", vocab) is False  # joined form written elsewhere
+    assert keep_line_hyphen("drop", "outs", vocab) is True  # both parts are words here
+    assert keep_line_hyphen("ran", "domised", vocab) is False  # a broken syllable
+    vocab.hyphenated["ran-domised"] = 1
+    assert keep_line_hyphen("ran", "domised", vocab) is True  # written hyphenated elsewhere

@@ -16,9 +16,14 @@ pdfplumber for speed (a 300-page report reads in about a second, see
    line, read left to right. A vertical gap of more than 0.8 line heights between
    lines starts a new paragraph (blank line).
 3. **Hyphenation.** A line ending in ``letter-`` followed by a line starting with a
-   lower-case letter is joined: the hyphen and line break are dropped
-   ("allo-" + "cated" -> "allocated") unless the document elsewhere writes the
-   hyphenated form on one line and never the joined form ("computer-generated").
+   lower-case letter loses its line break; the hyphen is kept when the document
+   writes the hyphenated form on one line and never the joined one
+   ("computer-generated"), dropped when it writes the joined form elsewhere or the
+   second part is a word ending ("assign-" + "ment", "follow-" + "ing"), kept when
+   the first part is a common compound head (:data:`COMPOUND_HEADS`: "placebo-" +
+   "controlled", "well-" + "known") or when both parts occur as words elsewhere
+   in the document, and otherwise dropped as a broken syllable ("allo-" + "cated"
+   -> "allocated"). See :func:`keep_line_hyphen`.
 
 Typographic ligatures (U+FB00-FB06, "ﬁ") are spelled out ("fi"). Pages are joined with :data:`clinex.io.tagtog.PAGE_SEPARATOR` (a blank line); page
 ``k`` is ``Document.pages[k-1]``, labelled ``"k"``, so ``Document.page_of(offset)``
@@ -189,7 +194,7 @@ def _blocks(runs: list[_Run], width: float) -> tuple[list[list[tuple[str, float,
     return blocks, 1 if x is None else 2
 
 
-def _join_page(blocks: list[list[tuple[str, float, float]]], keep_hyphen: set[str]) -> str:
+def _join_page(blocks: list[list[tuple[str, float, float]]], keep_hyphen: "_Vocabulary") -> str:
     parts: list[str] = []
     for block in blocks:
         if parts:
@@ -205,7 +210,7 @@ def _join_page(blocks: list[list[tuple[str, float, float]]], keep_hyphen: set[st
                     head = re.search(r"(\w+)[" + _HYPHENS + r"]$", ptext).group(1)  # type: ignore[union-attr]
                     tail = re.match(r"\w+", text).group(0)  # type: ignore[union-attr]
                     parts[-1] = parts[-1][:-1]  # drop the hyphen
-                    if f"{head}-{tail}".lower() in keep_hyphen:
+                    if keep_line_hyphen(head, tail, keep_hyphen):
                         parts[-1] += "-"
                     prev = (text, top, bottom)
                     parts.append(text)
@@ -222,20 +227,94 @@ def _hyphenated(prev: str, cur: str) -> bool:
             and cur[:1].islower())
 
 
-def _keep_hyphen(pages: list[list[list[tuple[str, float, float]]]]) -> set[str]:
-    """Hyphenated words that the document writes with a hyphen and never joined."""
-    hyphenated: Counter[str] = Counter()
-    joined: Counter[str] = Counter()
+#: First parts of compounds that keep their hyphen at a line break ("placebo-" +
+#: "controlled", "well-" + "known"): whole words that head hyphenated compounds in
+#: trial reports, not prefixes that also start single words ("pre-", "co-", "sub-").
+COMPOUND_HEADS = frozenset("""
+    placebo well double single triple open follow self non long short time dose evidence
+    intention computer block sex age high low full cross quasi all day week month year
+    care cost risk patient investigator assessor outcome treatment health web end blood
+    heart case group cluster one two three four first second third side drug study
+    participant community hospital home person face hand real""".split())
+
+#: Word endings that are never a word of their own: a line starting with one
+#: continues the word broken before it ("assign-" + "ment", "follow-" + "ing").
+_SUFFIXES = frozenset("""
+    ing ings ed er ers ly ness ment ments tion tions sion sions al ally ity ities ive
+    ives ous able ible ance ances ence ences ure ures es s ation ations ised ized ise
+    ize ising izing ant ants ent ents ism ist ists""".split())
+
+
+class _Vocabulary:
+    """Word counts of a document, for deciding line-end hyphens (see :func:`keep_line_hyphen`)."""
+
+    def __init__(self) -> None:
+        self.hyphenated: Counter[str] = Counter()
+        self.words: Counter[str] = Counter()
+
+
+def _keep_hyphen(pages: list[list[list[tuple[str, float, float]]]]) -> _Vocabulary:
+    """Count the document's words, leaving out the pieces around line-end hyphens."""
+    vocab = _Vocabulary()
     for blocks in pages:
         for block in blocks:
+            prev_broken = False
             for text, _, _ in block:
-                for w in _WORD.findall(text):
+                words = _WORD.findall(text)
+                broken = len(text) >= 2 and text[-1] in _HYPHENS and text[-2].isalpha()
+                if prev_broken and words and text[:1].islower():
+                    words = words[1:]  # the tail of the word broken at the line before
+                if broken and words:
+                    words = words[:-1]  # the head of a word broken at this line's end
+                for w in words:
                     w = w.lower()
                     if "-" in w or "\u2010" in w:
-                        hyphenated[w.replace("\u2010", "-")] += 1
+                        vocab.hyphenated[w.replace("\u2010", "-")] += 1
                     else:
-                        joined[w] += 1
-    return {w for w in hyphenated if w.replace("-", "") not in joined}
+                        vocab.words[w] += 1
+                prev_broken = broken
+    return vocab
+
+
+def keep_line_hyphen(head: str, tail: str, vocab: _Vocabulary) -> bool:
+    """Whether the hyphen of ``head-`` at a line end followed by ``tail`` is a real one.
+
+    Parameters
+    ----------
+    head : str
+        The word part before the hyphen (letters).
+    tail : str
+        The word part starting the next line.
+    vocab : _Vocabulary
+        The document's other words (pieces around line-end hyphens left out).
+
+    Returns
+    -------
+    bool
+        True to keep ``head-tail``, False to join ``headtail``. In order: the
+        hyphenated form written elsewhere and the joined form never -> keep; the
+        joined form written elsewhere -> join; ``tail`` a word ending
+        (``_SUFFIXES``) -> join; ``head`` in :data:`COMPOUND_HEADS` -> keep; both
+        parts (3+ letters) written elsewhere as words -> keep; else join (a
+        broken syllable).
+
+    References
+    ----------
+    The heuristics follow how typeset English breaks words: at syllables
+    (hyphen dropped when rejoined) or at the hyphen of a compound (kept);
+    Chicago Manual of Style, 17th ed., 7.40-7.47 (word division).
+    """
+    h, t = head.lower(), tail.lower()
+    hyphenated, joined = f"{h}-{t}", h + t
+    if vocab.hyphenated.get(hyphenated) and not vocab.words.get(joined):
+        return True
+    if vocab.words.get(joined):
+        return False
+    if t in _SUFFIXES:
+        return False
+    if h in COMPOUND_HEADS:
+        return True
+    return len(h) >= 3 and len(t) >= 3 and bool(vocab.words.get(h)) and bool(vocab.words.get(t))
 
 
 def read_pdf(path: str | Path, *, password: str | None = None) -> Document:
