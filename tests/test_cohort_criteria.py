@@ -155,3 +155,31 @@ def test_cli_lists_and_validates(cli, tmp_path: Path) -> None:
     r = cli("cohort", "criteria", str(bad))
     assert r.code == 2
     assert "[CLX005]" in r.stderr and "bad.yaml" in r.stderr and "field 'concepts.a.window_days'" in r.stderr
+
+
+def test_quantity_spec(tmp_path: Path) -> None:
+    alc = {c.name: c for c in load_criteria("n2c2")}["ALCOHOL-ABUSE"].concepts["abuse"]
+    assert alc.quantity is not None
+    assert (alc.quantity.above, alc.quantity.above_female) == (14, 7)
+    assert alc.quantity.units["bottle of wine"] == 5
+    assert alc.term_map()["beers"] == "<amount>"
+    bad = _write(
+        tmp_path, "q.yaml",
+        "name: Q\nconcepts:\n  a:\n    quantity:\n      units: {cups: 1}\n      per_week: {'(daily': 7}\n      above: 3\nrule: a\n",
+    )
+    with pytest.raises(SchemaError, match=r"field 'concepts\.a\.quantity\.per_week'.*invalid regular expression"):
+        load_criterion(bad)
+
+
+def test_own_quantity_criterion_runs(tmp_path: Path) -> None:
+    from clinex.cohort import screen
+
+    path = _write(
+        tmp_path, "coffee.yaml",
+        "name: HEAVY-COFFEE\nconcepts:\n  coffee:\n    quantity:\n      units: {cups of coffee: 1, mugs of coffee: 2}\n"
+        "      per_week: {'\\bdaily\\b|a day': 7}\n      above: 28\n    resolve: latest\nrule: coffee\n",
+    )
+    heavy = _patient([("2070-01-01", "Drinks 3 mugs of coffee a day.")])
+    light = _patient([("2070-01-01", "Drinks 3 mugs of coffee a day."), ("2070-05-01", "Now 2 cups of coffee daily.")])
+    assert screen(heavy, criteria=[path])["HEAVY-COFFEE"].label == "met"  # 3 x 2 x 7 = 42 > 28
+    assert screen(light, criteria=[path])["HEAVY-COFFEE"].label == "not met"  # latest: 14 per week

@@ -44,6 +44,7 @@ from clinex.errors import InputError, SchemaError
 
 __all__ = [
     "Window",
+    "QuantitySpec",
     "ConceptSpec",
     "LabSpec",
     "AnyOf",
@@ -69,6 +70,9 @@ CONTEXT_CATEGORIES = (
     "OTHER_PERSON",
 )
 
+#: Canonical term of mentions read by a concept's ``quantity``.
+AMOUNT_TERM = "<amount>"
+
 _DEFAULT_EXCLUDE = ("NEGATED_EXISTENCE", "FAMILY", "HYPOTHETICAL", "PLANNED", "POSSIBLE_EXISTENCE")
 
 ContextCategory = Literal[
@@ -93,6 +97,44 @@ def _check_regexes(values: Sequence[str]) -> Sequence[str]:
         except re.error as exc:
             raise ValueError(f"item {i}: invalid regular expression {v!r}: {exc}") from None
     return values
+
+
+class QuantitySpec(_Model):
+    """An amount per week read around a unit phrase ("4-5 beers most nights").
+
+    Attributes
+    ----------
+    units : dict of str to float
+        Unit phrase → how many standard units one of it holds (``beers: 1``,
+        ``bottle of wine: 5``). These phrases become targets of the concept.
+    per_week : dict of str to float
+        Regular expression for a period after the unit → occurrences per week
+        (``"a day|daily|nightly": 7``, ``"most nights": 5``, ``"on weekends": 2``).
+    above : float
+        The mention supports the concept when amount/week > ``above``; a stated
+        amount at or below it is counter-evidence (with ``resolve: latest`` a
+        moderate amount in the latest record cancels older heavy use).
+    above_female : float or None
+        Threshold used instead when the patient's notes refer to her as a woman
+        (more she/her/woman/Mrs than he/his/man/Mr).
+
+    Notes
+    -----
+    The count before the unit may be a number, a range (the lower end is used),
+    or ``a``/``an``/``one``/``a couple of``; one word may stand between count and
+    unit ("4-5 vodka drinks"). A unit without a count or a period is ignored.
+    """
+
+    units: dict[str, float] = Field(min_length=1)
+    per_week: dict[str, float] = Field(min_length=1)
+    above: float
+    above_female: float | None = None
+
+    @field_validator("per_week")
+    @classmethod
+    def _regex_keys(cls, v: dict[str, float]) -> dict[str, float]:
+        _check_regexes(list(v))
+        return v
 
 
 class ConceptSpec(_Model):
@@ -149,6 +191,7 @@ class ConceptSpec(_Model):
     window_days: int | None = Field(default=None, ge=1)
     distinct: int = Field(default=1, ge=1)
     resolve: Literal["any", "latest"] = "any"
+    quantity: QuantitySpec | None = None
 
     _v_regex = field_validator("exclude_context", "require_context", "against_context")(
         classmethod(lambda cls, v: _check_regexes(v))
@@ -164,16 +207,19 @@ class ConceptSpec(_Model):
 
     @model_validator(mode="after")
     def _has_phrases(self) -> "ConceptSpec":
-        if not self.phrases and not self.terms:
-            raise ValueError("a concept needs 'phrases' or 'terms'")
+        if not self.phrases and not self.terms and self.quantity is None:
+            raise ValueError("a concept needs 'phrases', 'terms' or 'quantity'")
         return self
 
     def term_map(self) -> dict[str, str]:
-        """Lower-cased phrase → canonical term."""
+        """Lower-cased phrase → canonical term (quantity units map to ``"<amount>"``)."""
         out = {p.lower(): p.lower() for p in self.phrases}
         for canon, syns in self.terms.items():
             for s in [canon, *syns]:
                 out[s.lower()] = canon.lower()
+        if self.quantity is not None:
+            for unit in self.quantity.units:
+                out[unit.lower()] = AMOUNT_TERM
         return out
 
 

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clinex.cohort.criteria import AllOf, AnyOf, AtLeast, ConceptSpec, Criterion, LabSpec, Not, Rule, load_criteria
+from clinex.cohort.criteria import AMOUNT_TERM, QuantitySpec, AllOf, AnyOf, AtLeast, ConceptSpec, Criterion, LabSpec, Not, Rule, load_criteria
 from clinex.cohort.labs import find_lab_values, lab_holds
 from clinex.cohort.timeline import event_date, within_window
 from clinex.cohort.types import Decision, Evidence, Patient
@@ -79,6 +79,43 @@ def _clause(sentence: str, start: int, end: int) -> str:
 
         part = _PAREN.sub(blank, part)
     return part
+
+
+_FEMALE = re.compile(r"\b(?:she|her|hers|woman|female|mrs|ms)\b", re.I)
+_MALE = re.compile(r"\b(?:he|his|him|man|male|mr)\b", re.I)
+_COUNT_WORDS = {"a": 1.0, "an": 1.0, "one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0, "couple": 2.0, "few": 3.0}
+_COUNT = re.compile(
+    r"(?:(?P<n>\d+(?:\.\d+)?)(?:\s*(?:-|to)\s*\d+(?:\.\d+)?)?|(?P<w>an?|one|two|three|four|five|six|couple|few))"
+    r"(?:\s+of)?(?:\s+[a-z]+)?\s*$",
+    re.I,
+)
+
+
+def _is_female(text: str) -> bool:
+    """Whether the notes refer to the patient as a woman (more she/her/Mrs than he/his/Mr)."""
+    return len(_FEMALE.findall(text)) > len(_MALE.findall(text))
+
+
+def _weekly_amount(sentence: str, start: int, end: int, unit: str, q: "QuantitySpec") -> float | None:
+    """Units per week stated around a unit phrase, or None when count or period is missing.
+
+    ``start``/``end`` are the unit's offsets in ``sentence`` (characters); the count
+    is read in the 40 characters before it and the period in the 40 after it, both
+    within its ``;``-separated clause. The first ``per_week`` pattern (in file order)
+    that matches gives the period.
+    """
+    left = sentence.rfind(";", 0, start) + 1
+    before = sentence[left:start][-40:]
+    m = _COUNT.search(before)
+    if m is None:
+        return None
+    n = float(m.group("n")) if m.group("n") else _COUNT_WORDS[m.group("w").lower()]
+    right = sentence.find(";", end)
+    after = sentence[end : len(sentence) if right < 0 else right][:40].lower()
+    for rx, per_week in q.per_week.items():
+        if re.search(rx, after, re.I):
+            return n * q.units.get(unit, q.units.get(unit.lower(), 1.0)) * per_week
+    return None
 
 
 @dataclass(frozen=True)
@@ -321,14 +358,15 @@ class ScreeningEngine:
         jobs = [(pi, rec) for pi in range(len(patients)) for rec in recs[pi]]
         texts = (self._mask(patients[pi].text[s:e]) for pi, (s, e, _d, _r) in jobs)
         mentions: list[list[Mention]] = [[] for _ in patients]
+        female = [_is_female(p.text) for p in patients]
         for (pi, (s, e, date, ri)), doc in zip(jobs, self.nlp_.pipe(texts, batch_size=self.batch_size)):
             p = patients[pi]
             last = ri == recs[pi][-1][3]
-            mentions[pi].extend(self._doc_mentions(doc, s, ri, date, p.now, last))
+            mentions[pi].extend(self._doc_mentions(doc, s, ri, date, p.now, last, female[pi]))
         for pi, p in enumerate(patients):
             yield p, self._decide(p, mentions[pi], recs[pi])
 
-    def _doc_mentions(self, doc, offset: int, ri: int, rdate, now, last: bool) -> list[Mention]:  # type: ignore[no-untyped-def]
+    def _doc_mentions(self, doc, offset: int, ri: int, rdate, now, last: bool, female: bool = False) -> list[Mention]:  # type: ignore[no-untyped-def]
         from clinex.cohort.nlp import SPAN_GROUP
 
         out: list[Mention] = []
@@ -359,6 +397,14 @@ class ScreeningEngine:
             for ci, concept, canon, is_against in entries:
                 comp = self.compiled_[ci]
                 ag = comp.against[concept]
+                if canon == AMOUNT_TERM:
+                    q = comp.crit.concepts[concept].quantity
+                    amount = _weekly_amount(stext, span.start_char - s_start, span.end_char - s_start, key, q)
+                    if amount is None:
+                        continue
+                    limit = q.above_female if (female and q.above_female is not None) else q.above
+                    is_against = amount <= limit
+                    canon = f"{AMOUNT_TERM}={amount:g}/wk"
                 out.append(
                     Mention(
                         criterion=comp.crit.name,
@@ -412,9 +458,12 @@ class ScreeningEngine:
                 return False, []
             latest = max(m.record for m in valid)
             in_latest = [m for m in valid if m.record == latest]
-            if any(m.against for m in in_latest):
-                return False, [m for m in in_latest if m.against]
-            pos = in_latest
+            strong = [m for m in in_latest if m.against and not m.term.startswith(AMOUNT_TERM)]
+            if strong:  # sobriety, stopped, allergy: wins within the record
+                return False, strong
+            pos = [m for m in in_latest if not m.against]
+            if not pos:  # only moderate amounts stated
+                return False, in_latest
         terms = {m.term for m in pos}
         return len(terms) >= spec.distinct, pos
 
