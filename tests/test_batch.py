@@ -91,8 +91,22 @@ def test_pv_batch_jsonl_with_bad_line(tmp_path: Path) -> None:
     summary = run_batch("pv", [src], tmp_path / "out", partition_size=1)
     assert summary.n_items == 2 and summary.n_rows == 2
     assert [e.id for e in summary.errors] == [f"{src}:2"]
+    assert summary.errors[0].message.startswith(f"[CLX002] {src}:2: not valid JSON")
     rows = dict(read_results(tmp_path / "out", "SELECT id, phee_json FROM results"))
     assert json.loads(rows["a"])["context"] == "Rash developed after amoxicillin."
+
+
+def test_pv_batch_folder_and_file_as_output(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text('{"id": "x", "text": "Rash after amoxicillin."}\n', encoding="utf-8")
+    (folder / "notes.txt").write_text("Rash after amoxicillin. Fever after vancomycin.", encoding="utf-8")
+    summary = run_batch("pv", [folder], tmp_path / "out")
+    assert summary.n_items == 3 and not summary.errors
+    ids = [r[0] for r in read_results(tmp_path / "out", "SELECT id FROM results ORDER BY id")]
+    assert ids == ["notes_1", "notes_2", "x"]
+    with pytest.raises(InputError, match="output must be a folder"):
+        run_batch("pv", [folder], folder / "a.jsonl")
 
 
 def test_cohort_batch_on_dev_patients(tmp_path: Path, shared_data: Path) -> None:

@@ -54,7 +54,7 @@ def test_rob_assess_model_parameter(client: TestClient) -> None:
     assert resp.json()["model"].startswith("clinex.rob.cues") and resp.json()["source"] == "t.txt"
     resp = client.post("/api/rob/assess", params={"filename": "t.txt", "model": "nosuch"},
                        content=TRIAL.encode())
-    assert resp.status_code == 422 and resp.json()["code"] == "CLX006"
+    assert resp.status_code == 422 and resp.json()["code"] == "CLX005"
 
 
 def test_pv_extract(client: TestClient) -> None:
@@ -62,17 +62,22 @@ def test_pv_extract(client: TestClient) -> None:
     resp = client.post("/api/pv/extract", json={"text": text})
     assert resp.status_code == 200, resp.text
     sentences = resp.json()["sentences"]
-    assert [s["context"] for s in sentences] == [
+    assert [s["record"]["context"] for s in sentences] == [
         "A 45-year-old man developed rash after amoxicillin.",
         "He recovered.",
     ]
-    first = sentences[0]["annotations"][0]["events"]
+    assert [(s["start"], s["end"]) for s in sentences] == [(0, 51), (52, 65)]
+    first = sentences[0]["record"]["annotations"][0]["events"]
     assert first and first[0]["event_type"] == "Adverse_event"
+    trig = first[0]["Trigger"]
+    start = sentences[0]["start"] + trig["start"][0][0]
+    assert text[start : start + len(trig["text"][0][0])] == trig["text"][0][0]
 
 
 def test_pv_extract_unknown_model_is_422(client: TestClient) -> None:
-    resp = client.post("/api/pv/extract", json={"text": "Rash after drug.", "model": "/no/such/dir"})
-    assert resp.status_code == 422 and resp.json()["code"].startswith("CLX")
+    resp = client.post("/api/pv/extract", json={"text": "Rash after drug.", "model": "/etc"})
+    assert resp.status_code == 422
+    assert resp.json()["code"] == "CLX005" and "valid: auto, crf, transformer" in resp.json()["message"]
 
 
 def test_cohort_screen_upload(client: TestClient, shared_data: Path) -> None:

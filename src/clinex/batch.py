@@ -15,8 +15,9 @@ is reported in the manifest and skipped; it never stops the other items.
 The tasks (:data:`TASKS`) turn one input path into items and a list of items into
 result rows:
 
-- ``pv``: ``.jsonl`` files (``id`` and ``text`` per line) or plain ``.txt`` files
-  (one item per sentence); one row per sentence with its events as PHEE JSON.
+- ``pv``: JSON-lines files (``id`` and ``text``, or PHEE's ``context``, per line; a
+  record is one unit, as for ``clinex pv extract``), plain ``.txt`` files (one item per
+  sentence), or folders of them; one row per record with its events as PHEE JSON.
 - ``cohort``: n2c2 XML files or folders of them; one row per patient and criterion
   (``patient`` = file stem, ``source`` = the input path).
 - ``rob``: trial files (PDF, text, XML, tagtog HTML) or folders of them; one row per
@@ -105,26 +106,26 @@ class BatchSummary:
 
 
 def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
+    """JSON lines (``id`` + ``text`` or PHEE ``context``) as one item per record;
+    plain text split into sentences; a folder gives its ``.jsonl``/``.json``/``.txt``."""
+    from clinex.io.jsonl import iter_jsonl_texts
     from clinex.io.textfile import read_text
+    from clinex.text import split_sentences
 
-    if path.suffix == ".jsonl":
-        text = read_text(path)
-        for line_no, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-                if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
-                    raise ValueError("needs an object with a string 'text'")
-                yield Item(str(obj.get("id", f"{path.stem}:{line_no}")), obj["text"])
-            except ValueError as exc:
-                yield ItemError(f"{path}:{line_no}", f"malformed JSON line ({exc})")
-    else:
-        from clinex.text import split_sentences
-
-        text = read_text(path)
-        for i, sent in enumerate(split_sentences(text), start=1):
-            yield Item(f"{path.stem}_{i}", sent.text)
+    for p in _files(path, (".jsonl", ".json", ".txt")):
+        if p.suffix in (".jsonl", ".json"):
+            errors: list[ClinexError] = []
+            records = iter_jsonl_texts(
+                p, fallback_text_field="context", errors="skip", on_error=errors.append
+            )
+            for rec in records:
+                yield from (ItemError(f"{p}:{e.line}", str(e)) for e in errors)
+                errors.clear()
+                yield Item(rec.id, rec.text)
+            yield from (ItemError(f"{p}:{e.line}", str(e)) for e in errors)
+        else:
+            for i, sent in enumerate(split_sentences(read_text(p)), start=1):
+                yield Item(f"{p.stem}_{i}", sent.text)
 
 
 def _pv_process(items: Sequence[Item]) -> tuple[list[dict[str, Any]], list[ItemError]]:
@@ -370,6 +371,8 @@ def run_batch(
         if not p.exists():
             raise InputError("input does not exist", path=p)
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError("output must be a folder, not an existing file", path=out)
     fingerprint = _fingerprint(task, paths, partition_size)
     manifest_path = out / "manifest.json"
     if out.exists() and any(out.iterdir()):

@@ -95,7 +95,7 @@ def iter_json_lines(
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            yield n, FormatError(f"not valid JSON ({exc.msg} at column {exc.colno})", path=path, line=n)
+            yield n, FormatError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=path, line=n)
             continue
         if not isinstance(obj, dict):
             yield n, FormatError(

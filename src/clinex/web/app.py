@@ -4,9 +4,10 @@ Endpoints (JSON in, JSON out; the OpenAPI schema is at ``/openapi.json``):
 
 - ``GET /`` — the single-page UI (``static/index.html``).
 - ``GET /api/health`` — ``{"status": "ok", "version": ...}``.
-- ``POST /api/pv/extract`` — body ``{"text": str, "model": "auto"}``; returns the
-  sentences found in the text with their events in the PHEE JSON schema
-  (character offsets into each sentence).
+- ``POST /api/pv/extract`` — body ``{"text": str, "model": "auto"|"crf"|"transformer"}``;
+  returns the sentences found in the text, each as ``{"start", "end", "record"}``:
+  the sentence's character offsets in the posted text and its events in the PHEE
+  JSON schema (offsets into the sentence, so add ``start`` for the posted text).
 - ``POST /api/cohort/screen?filename=NAME.xml`` — body: the bytes of one n2c2 XML
   patient file; returns ``{criterion: Decision}``.
 - ``POST /api/rob/assess?filename=NAME.pdf[&model=auto|cues|sentence]`` — body: the
@@ -30,7 +31,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, Field
 
 from clinex import __version__
-from clinex.errors import ClinexError, InputError
+from clinex.errors import ClinexError, InputError, SchemaError
 
 __all__ = ["create_app"]
 
@@ -59,6 +60,16 @@ async def _upload(request: Request, filename: str) -> Path:
     path = folder / _safe_name(filename)
     path.write_bytes(body)
     return path
+
+
+PV_MODELS = ("auto", "crf", "transformer")
+ROB_MODELS = ("auto", "cues", "sentence")
+
+
+def _check_model(name: str, allowed: tuple[str, ...], field: str) -> None:
+    """Only installed models by name: a web client must not probe server paths."""
+    if name not in allowed:
+        raise SchemaError(f"unknown model {name!r}; valid: {', '.join(allowed)}", field=field)
 
 
 def _renamed(exc: ClinexError, path: Path, filename: str) -> ClinexError:
@@ -102,12 +113,19 @@ def create_app() -> FastAPI:
         from clinex.pv.types import SentenceEvents
         from clinex.text import split_sentences
 
-        sentences = [s.text for s in split_sentences(req.text)]
+        _check_model(req.model, PV_MODELS, "model")
+        spans = split_sentences(req.text)
         model = load_model(req.model)
-        predicted = model.predict(sentences) if sentences else []
+        predicted = model.predict([s.text for s in spans]) if spans else []
         out = [
-            to_phee_dict(SentenceEvents(id=f"s{i}", text=t, events=tuple(ev)))
-            for i, (t, ev) in enumerate(zip(sentences, predicted), start=1)
+            {
+                "start": span.start,
+                "end": span.end,
+                "record": to_phee_dict(
+                    SentenceEvents(id=f"s{i}", text=span.text, events=tuple(ev))
+                ),
+            }
+            for i, (span, ev) in enumerate(zip(spans, predicted), start=1)
         ]
         return {"model": getattr(model, "name", req.model), "sentences": out}
 
@@ -133,6 +151,7 @@ def create_app() -> FastAPI:
 
         from clinex.rob.evidence import load_evidence_model
 
+        _check_model(model, ROB_MODELS, "model")
         path = await _upload(request, filename)
         try:
             result = assess_path(path, model=load_evidence_model(model))
