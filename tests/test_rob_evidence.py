@@ -145,3 +145,24 @@ def test_load_evidence_model_names(tmp_path, monkeypatch) -> None:
         load_evidence_model("sentence")
     with pytest.raises(ModelError, match="cues, sentence, auto"):
         load_evidence_model("nonsense")
+
+
+def test_segments_never_cross_headings_nor_include_them() -> None:
+    # QA defect 5: evidence ran across "Abstract"/"Methods"/"Study design" headings.
+    from clinex.rob.evidence.segment import segment_document
+
+    text = ("A randomised trial of drug Y\n\nAbstract\nBackground: We tested drug Y.\n\n"
+            "Methods\nParticipants were randomised using a computer-generated sequence.\n\n"
+            "Methods\nStudy design\nThis was a double-blind trial.")
+    doc = Document(id="t", text=text)
+    got = [text[s:e] for s, e in segment_document(doc)]
+    assert got == [
+        "A randomised trial of drug Y",
+        "Background: We tested drug Y.",
+        "Participants were randomised using a computer-generated sequence.",
+        "This was a double-blind trial.",
+    ]
+    answers = CueEvidenceModel().predict(doc)
+    for q in ("1.1", "2.1"):
+        for ev in answers[q].evidence:
+            assert "Methods" not in ev.span.text and "\n" not in ev.span.text

@@ -61,3 +61,27 @@ def test_lodo_sentence_model_two_folds(rob_corpus: Path) -> None:
         assert set(row.risks.values()) <= {"Low", "Some concerns", "High"}
     # roger's "randomised controlled trial" spans on page 1 are learnable from the other folds
     assert {s.sq: s for s in res.sqs}["1.1"].tp > 0
+
+
+def test_evaluate_cues_scores_exactly_as_iaa_of_assess_json(rob_corpus: Path, tmp_path: Path) -> None:
+    # QA defect 4: evaluate counted SQ responses of questions RoB 2 does not ask (NA),
+    # iaa of the same model's assess JSON does not (n=106 vs 101).
+    from clinex.rob.assess import assess
+    from clinex.rob.evidence.cues import CueEvidenceModel
+    from clinex.rob.iaa import compare, load_annotator
+    from clinex.rob.report import write_json
+
+    docs = [DOC1, DOC2, DOC4]
+    gold = rob_corpus / "ann.json" / "members" / "roger-annotation"
+    texts = rob_corpus / "plain.html" / "pool"
+    loaded = load_annotator(gold, texts=texts, align=False, warnings=[])
+    model = CueEvidenceModel()
+    for d in docs:
+        write_json(assess(loaded[d].document, model), tmp_path / f"{d}.rob.json")
+    iaa = compare(gold, tmp_path, texts=texts, align=False)
+    lodo = leave_one_document_out(rob_corpus, model="cues", documents=docs)
+    by_scope = {j.scope: j for j in iaa.judgements}
+    for j in lodo.judgements:
+        assert (j.n, j.observed) == (by_scope[j.scope].n, by_scope[j.scope].observed), j.scope
+    assert "responses" in {j.scope for j in lodo.judgements}
+    assert lodo.overall_f1 == iaa.overall_f1

@@ -66,3 +66,29 @@ def test_custom_heading_list_and_bad_files(tmp_path: Path) -> None:
         load_headings(str(broken))
     with pytest.raises(InputError):
         load_headings(str(tmp_path / "missing.yaml"))
+
+
+def test_upper_case_headings_inside_running_text() -> None:
+    # QA defect 8: tagtog texts lost their line breaks, "RESULTS" is followed by a space.
+    text = ("METHODS Patients were randomised. Models accounted for the correlated data "
+            "structure.RESULTS The sample was mostly female. DISCUSSION We found benefit. "
+            "The Results section and the RESULTS of trials are not headings.")
+    assert [(h[2], text[h[0]:h[1]]) for h in find_headings(text)] == [
+        ("methods", "METHODS"), ("results", "RESULTS"), ("discussion", "DISCUSSION")]
+    assert [h[2] for h in find_headings("to 130%. RESULTS Subjects Twenty-four")] == ["results"]
+    # Title case followed by a space and a capital stays running text
+    assert find_headings("as shown. Results The end") == []
+
+
+def test_methods_and_results_sections_on_the_preliminary_corpus(shared_data: Path) -> None:
+    from clinex.io.tagtog import read_tagtog_document
+
+    root = shared_data / "rob_preliminary" / "plain.html"
+    files = sorted(root.rglob("*.html"))
+    if not files:
+        pytest.skip("no rob_preliminary plain.html documents")
+    labels = [{s.label for s in detect_sections(read_tagtog_document(f))} for f in files]
+    assert len(files) == 10
+    # one BMJ paper has no Methods heading at all, one protocol has no Results
+    assert sum("methods" in lab for lab in labels) == 9
+    assert sum("results" in lab for lab in labels) == 9

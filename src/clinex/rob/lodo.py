@@ -113,7 +113,8 @@ def predictions_as_annotations(doc_id: str, document: Any, answers: dict[str, An
     AnnotatedDocument
         Evidence spans labelled with their SQ, D1..D5 and overall risk levels from
         :func:`clinex.rob.algorithm.all_domain_risks` / ``overall_risk``, and the
-        responses.
+        responses of the questions asked (``NA`` left out, as
+        :func:`clinex.rob.iaa.load_annotator` reads a clinex assessment JSON).
     """
     from clinex.rob.algorithm import all_domain_risks, overall_risk
     from clinex.rob.iaa import AnnotatedDocument
@@ -122,7 +123,8 @@ def predictions_as_annotations(doc_id: str, document: Any, answers: dict[str, An
              for ev in a.evidence]
     risks: dict[str, str] = dict(all_domain_risks(answers))
     risks["overall"] = overall_risk(risks)
-    responses = {sq: a.response for sq, a in answers.items()}
+    # as clinex rob iaa reads an assessment's JSON: questions not asked (NA) carry no response
+    responses = {sq: a.response for sq, a in answers.items() if a.response != "NA"}
     return AnnotatedDocument(doc_id, document, spans, risks, responses)
 
 
@@ -169,6 +171,7 @@ def leave_one_document_out(
     EvaluationError
         No document to evaluate.
     """
+    from clinex.rob.assess import assess
     from clinex.rob.iaa import judgement_agreement, load_annotator, span_agreement
     from clinex.rob.train import load_training_corpus, train_sentence_model
 
@@ -209,7 +212,10 @@ def leave_one_document_out(
         name = m.name
         doc = gold_docs[key].document
         t1 = time.perf_counter()
-        answers = m.predict(doc)
+        # through assess(), exactly as `clinex rob assess` writes the answers that
+        # `clinex rob iaa` scores: questions RoB 2 does not ask become NA
+        result = assess(doc, m)
+        answers = {a.sq: a for d in result.domains for a in d.answers}
         secs = time.perf_counter() - t1
         preds[key] = predictions_as_annotations(key, doc, answers)
         rows.append(LodoDocument(doc_id=key, pages=len(doc.pages), seconds=secs,

@@ -9,7 +9,10 @@ plain text and on JATS. A heading is one of the names in :data:`SECTION_NAMES`
   (``.``, ``:``, ``;``, ``)``, ``]``, a digit, or two spaces), and
 * is followed by a line break, a colon, the end of the text, or directly by an
   upper-case letter / digit (a glued PDF heading), never by a space and a
-  lower-case word ("Results will be expressed ..." is not a heading).
+  lower-case word ("Results will be expressed ..." is not a heading); a heading
+  written in UPPER CASE may also be followed by spaces and an upper-case letter or
+  digit (texts whose line breaks were lost: "...data structure.RESULTS The
+  sample was ...", "RESULTS Subjects ...").
 
 The heading list is data: ``clinex/resources/rob/section_headings.yaml``
 (:func:`load_headings` reads and validates it, or another file given as
@@ -184,7 +187,12 @@ def _ends_ok(text: str, end: int) -> tuple[bool, bool]:
         k = end
         while k < len(text) and text[k] in " \t":
             k += 1
-        return (k >= len(text) or text[k] in "\n\r\f"), False
+        if k >= len(text) or text[k] in "\n\r\f":
+            return True, False
+        # an UPPER-CASE heading whose line break was lost: "structure.RESULTS The sample"
+        word = re.search(r"[A-Za-z]+$", text[max(0, end - 40):end])
+        name = word.group(0) if word else ""
+        return (name.isupper() and len(name) >= 4 and (text[k].isupper() or text[k].isdigit())), False
     return False, False
 
 

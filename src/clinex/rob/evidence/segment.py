@@ -6,7 +6,11 @@ long line, so :func:`clinex.text.split_sentences` (which needs whitespace after
 a full stop) under-splits it. :func:`segment_document` splits each page on its
 own, also at a full stop directly followed by an upper-case letter after a
 lower-case letter or digit, and cuts segments longer than ``max_chars`` at
-whitespace. Offsets are always into ``Document.text`` (half-open).
+whitespace. A blank line always ends a segment. Segments never cross a section
+heading (:func:`clinex.rob.sections.find_headings`) or a short sub-heading line
+("Study design" alone on its line before a capitalised line), and the heading
+text itself is left out of every segment. Offsets are always into
+``Document.text`` (half-open).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import re
 
 from clinex.text import Document
 
-__all__ = ["segment_text", "segment_document", "normalise"]
+__all__ = ["segment_text", "segment_document", "heading_ranges", "normalise"]
 
 # A boundary: sentence-final punctuation, optional closing quote/bracket, then either
 # whitespace before an upper-case letter/digit/opening quote, or (glued PDF text) an
@@ -55,8 +59,8 @@ def segment_text(text: str, start: int = 0, end: int | None = None, *,
         cut = m.start()
         if cut <= cur:
             continue
-        if _ABBREV.search(text[max(cur, cut - 8):cut]):
-            continue
+        if _ABBREV.search(text[max(cur, cut - 8):cut]) and "\n\n" not in re.sub(r"[ \t]", "", m.group(0)):
+            continue  # "al." / "Y." is no sentence end, but a blank line always is
         _emit(text, cur, cut, max_chars, out)
         cur = m.end()
     _emit(text, cur, end, max_chars, out)
@@ -99,12 +103,74 @@ def segment_document(document: Document, *, max_chars: int = 500) -> list[tuple[
     list of (int, int)
         Half-open character offsets into ``document.text``.
     """
-    if not document.pages:
-        return segment_text(document.text, max_chars=max_chars)
+    text = document.text
+    ranges = [(p.start, p.end) for p in document.pages] or [(0, len(text))]
+    gaps = heading_ranges(text)
     out: list[tuple[int, int]] = []
-    for page in document.pages:
-        out.extend(segment_text(document.text, page.start, page.end, max_chars=max_chars))
+    for start, end in ranges:
+        cur = start
+        for gs, ge in gaps:
+            if ge <= cur or gs >= end:
+                continue
+            if gs > cur:
+                out.extend(segment_text(text, cur, gs, max_chars=max_chars))
+            cur = max(cur, ge)
+        if cur < end:
+            out.extend(segment_text(text, cur, end, max_chars=max_chars))
     return out
+
+
+# A short capitalised line alone (at most 4 words, no sentence punctuation, not ending
+# in a function word), followed by a line starting with a capital: a sub-heading.
+_SUBHEADING = re.compile(
+    r"(?m)^[ \t]*(?P<h>[A-Z][A-Za-z/&\-]*(?:[ \t]+[A-Za-z/&\-]+){0,3})[ \t]*:?[ \t]*\n(?=[ \t]*[A-Z0-9])"
+)
+_FUNCTION_WORDS = frozenset(
+    "a an the and or of in on at to for by with from as is was were be that this than".split()
+)
+
+
+def heading_ranges(text: str) -> list[tuple[int, int]]:
+    """Character ranges of section headings and sub-heading lines (not evidence).
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    list of (int, int)
+        Sorted, non-overlapping half-open ranges: each heading found by
+        :func:`clinex.rob.sections.find_headings` (with a following colon) and
+        each short sub-heading line (see ``_SUBHEADING``). Segments are cut at
+        them and never include them.
+
+    References
+    ----------
+    CONSORT 2010 (Schulz et al., BMJ 2010;340:c332): reports are organised under
+    section and sub-section headings ("Randomisation", "Study design") whose text
+    is a label, not a statement about the trial.
+    """
+    from clinex.rob.sections import find_headings
+
+    found = []
+    for start, end, _ in find_headings(text):
+        if end < len(text) and text[end] == ":":
+            end += 1
+        found.append((start, end))
+    for m in _SUBHEADING.finditer(text):
+        words = m.group("h").split()
+        if words[-1].lower() in _FUNCTION_WORDS:
+            continue
+        found.append((m.start("h"), m.end()))
+    found.sort()
+    merged: list[tuple[int, int]] = []
+    for s, e in found:
+        if merged and s <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], e))
+        else:
+            merged.append((s, e))
+    return merged
 
 
 _HYPHEN = re.compile(r"[-\u2010\u2011\u2012\u2013\u00ad]\s*")
