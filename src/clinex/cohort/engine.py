@@ -61,7 +61,7 @@ def _clause(sentence: str, start: int, end: int) -> str:
     """The part of a sentence that context patterns may look at for one mention.
 
     The ``;``-separated part holding the mention, with parenthesised asides that
-    neither hold it nor directly follow it blanked out: in "aspirin 81 mg daily, atorvastatin (stopped
+    neither hold it nor follow it within 12 characters blanked out: in "aspirin 81 mg daily, atorvastatin (stopped
     simvastatin)" the "stopped" is not about aspirin, nor is "ruled out" in
     "NSTEMI 3 weeks ago; PE ruled out". Offsets are characters into ``sentence``.
     """
@@ -74,7 +74,7 @@ def _clause(sentence: str, start: int, end: int) -> str:
 
         def blank(mt: re.Match[str]) -> str:
             holds = mt.start() <= s0 and e0 <= mt.end()
-            follows = 0 <= mt.start() - e0 <= 2  # "MI (motivational interviewing)", "Aspirin (hives)"
+            follows = 0 <= mt.start() - e0 <= 12  # "MI (motivational interviewing)", "HCP: son (not activated)"
             return mt.group() if holds or follows else " " * len(mt.group())
 
         part = _PAREN.sub(blank, part)

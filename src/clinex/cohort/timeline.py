@@ -75,6 +75,11 @@ def event_date(sentence: str, record_date: dt.date | None, anchor: int = 0) -> t
         Offset of the mention inside ``sentence`` (characters); the nearest
         temporal expression wins.
 
+    Notes
+    -----
+    When the nearest expression is one of several dates in a parenthesised list
+    ("two DKA admissions (2/2078 and 2/2080)"), the latest of them is taken.
+
     Returns
     -------
     (date or None, how)
@@ -132,6 +137,13 @@ def event_date(sentence: str, record_date: dt.date | None, anchor: int = 0) -> t
     if not found:
         return record_date, "record"
     pos, date, how = min(found, key=lambda f: abs(f[0] - anchor))
+    # "two DKA admissions (2/2078 and 2/2080)": a parenthesised list of dates -> the latest
+    open_ = sentence.rfind("(", 0, pos + 1)
+    close = sentence.find(")", pos)
+    if open_ >= 0 and close > pos and ")" not in sentence[open_:pos]:
+        inside = [f for f in found if open_ < f[0] < close and f[2] == "absolute"]
+        if len(inside) > 1:
+            pos, date, how = max(inside, key=lambda f: f[1])
     return date, how
 
 
