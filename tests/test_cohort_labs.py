@@ -105,6 +105,7 @@ REC = dt.date(2080, 7, 2)
         ("heart attack in November", 0, dt.date(2079, 11, 15), "absolute"),
         ("clopidogrel through 1/2083", 0, REC, "record"),  # a future date is a plan, not the event
         ("vitamin D 2000 IU daily", 0, REC, "record"),  # a dose, not a year
+        ("Two DKA admissions (2/2078 and 2/2080).", 4, dt.date(2080, 2, 15), "absolute"),  # latest of a list
     ],
 )
 def test_event_date(sentence: str, anchor: int, expected: dt.date, how: str) -> None:
