@@ -60,6 +60,13 @@ def test_creatinine_values(text: str, expected: list[tuple[float, float | None]]
     assert _vals(text, CR) == expected
 
 
+def test_flowsheet_columns() -> None:
+    text = "Date      A1c    Cr\n3/2079    10.1   1.2\n9/2079    8.2    1.9\n\nA1c goal < 7"
+    a1c = find_lab_values(text, A1C)
+    assert [(v.value, text[v.start : v.end]) for v in a1c] == [(10.1, "10.1"), (8.2, "8.2")]
+    assert [v.value for v in find_lab_values(text, CR)] == [1.2, 1.9]
+
+
 def test_value_offsets_point_at_the_number() -> None:
     text = "Labs today: creatinine 1.4 mg/dl (0.6-1.3), stable."
     (v,) = find_lab_values(text, CR)

@@ -160,7 +160,48 @@ def find_lab_values(text: str, spec: LabSpec, start: int = 0, end: int | None = 
             continue
         line_end = text.find("\n", m.end(), end)
         seg_end = min(end if line_end < 0 else line_end, m.end() + 80)
-        out.extend(_read_values(text, m.end(), seg_end, spec, m.start(), m.end()))
+        found = _read_values(text, m.end(), seg_end, spec, m.start(), m.end())
+        if not found:
+            found = _column_values(text, line_start, m.start(), m.end(), end, spec)
+        out.extend(found)
+    return out
+
+
+_CELL = re.compile(r"\S+(?: \S+)*")
+
+
+def _column_values(text: str, line_start: int, ns: int, ne: int, end: int, spec: LabSpec) -> list[LabValue]:
+    """A flowsheet whose header row names the analyte: read its column below.
+
+    ``Date      A1c      Cr`` / ``3/2079    10.1     1.2``: the header's cells are
+    separated by two or more spaces; each following line (until a blank line) is
+    split alike and the cell in the analyte's column is read.
+    """
+    line_end = text.find("\n", ne, end)
+    line_end = end if line_end < 0 else line_end
+    header = [(m.start() + line_start, m.end() + line_start) for m in _CELL.finditer(text[line_start:line_end])]
+    if len(header) < 2:
+        return []
+    col = next((i for i, (a, b) in enumerate(header) if a <= ns and ne <= b), None)
+    if col is None:
+        return []
+    out: list[LabValue] = []
+    pos = line_end + 1
+    while pos < end:
+        nxt = text.find("\n", pos, end)
+        nxt = end if nxt < 0 else nxt
+        row = text[pos:nxt]
+        if not row.strip():
+            break
+        cells = [(m.start() + pos, m.group()) for m in _CELL.finditer(row)]
+        if len(cells) == len(header):
+            off, cell = cells[col]
+            num = re.match(r"(\d+(?:\.\d+)?)", cell)
+            if num:
+                v, _ = _convert(float(num.group(1)), _unit_after(text, off + num.end(), spec), spec)
+                if v is not None:
+                    out.append(LabValue(v, num.group(1), None, None, off, off + num.end(), ns, ne))
+        pos = nxt + 1
     return out
 
 
