@@ -13,6 +13,10 @@ that follow on the same line:
   1.3, 1.3, 1.1);
 * ``168 umol/L (ref 60-110)`` → converted with the spec's factor (÷ 88.4 gives
   1.90 mg/dL; the range is converted alike);
+* ``Na/K/Cl/CO2/BUN/Cr/Glu: 138/4.2/99/26/14/0.9/211`` (a slash panel) → the value
+  in the analyte's slot (0.9);
+* a flowsheet whose header row names the analyte (``Date  A1c  Cr``) → the cells of
+  its column in the rows below, up to a blank line;
 * thresholds are not results: a number after ``<``, ``>``, ``goal``, ``target``,
   ``above``, ``below`` is skipped, and a name preceded by an ``exclude_before``
   hit (``goal A1c``, ``urine creatinine``, ``if A1c``) is skipped altogether.
