@@ -12,7 +12,16 @@ extraction throughput (sentences per second, after loading the model; best of
 on disk. The last line is one JSON object.
 
 The dev file defaults to ``../shared/data/phee/json/dev.json`` beside this checkout,
-else ``$CLINEX_DATA/phee/json/dev.json`` (``clinex data download phee``).
+else ``$CLINEX_DATA/phee/json/dev.json`` (``clinex data download phee``); when
+neither exists the script says so, suggests ``--dev PATH`` and exits with status 2.
+
+Predictions go through :func:`clinex.pv.pipeline.extract_records` (each PHEE
+record whole, as ``clinex pv extract -i dev.json`` and ``clinex batch pv`` do), so
+``clinex pv evaluate --json`` on the CLI's output prints the same scores. The
+last line is one flat JSON object: the headline figures, every score under the
+dotted keys of ``clinex pv evaluate --json`` (``trigger.classification.f1``,
+``arguments.classification.main.em_f1``, ``per_role.<Role>.em_f1``, ...) and
+``targets_met.<name>``.
 
 Targets (issue 2): trigger classification EM F1 >= 0.65, main-argument
 classification EM F1 >= 0.55, sub-argument classification EM F1 >= 0.65,
@@ -60,14 +69,27 @@ def main() -> None:
 
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
+    from clinex.errors import ClinexError
     from clinex.io.phee_json import read_phee_json
     from clinex.pv.evaluate import flatten, score
     from clinex.pv.models import load_model, shipped_model_dir
-    from clinex.pv.types import SentenceEvents
+    from clinex.pv.pipeline import extract_records
 
     dev_path = args.dev or _default_dev()
-    dev = read_phee_json(dev_path)
+    if not dev_path.is_file():
+        print(
+            f"bench/pv.py: no PHEE dev file at {dev_path}; pass --dev PATH "
+            "(e.g. --dev ../shared/data/phee/json/dev.json) or run 'clinex data download phee'",
+            file=sys.stderr,
+        )
+        sys.exit(2)
+    try:
+        dev = read_phee_json(dev_path)
+    except ClinexError as exc:
+        print(f"bench/pv.py: {exc}", file=sys.stderr)
+        sys.exit(2)
     texts = [s.text for s in dev]
+    records = [(s.id, s.text) for s in dev]
 
     t0 = time.perf_counter()
     model = load_model(args.model)
@@ -75,13 +97,11 @@ def main() -> None:
     load_s = time.perf_counter() - t0
 
     best = float("inf")
-    preds = None
     for _ in range(max(1, args.repeat)):
         t = time.perf_counter()
-        preds = model.predict(texts)
+        pred_items = extract_records(records, model=model)
         best = min(best, time.perf_counter() - t)
     sps = len(texts) / best
-    pred_items = [SentenceEvents(id=s.id, text=s.text, events=tuple(p)) for s, p in zip(dev, preds)]
     flat = flatten(score(dev, pred_items))
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
@@ -119,8 +139,8 @@ def main() -> None:
         "peak_rss_mb": round(rss_mb, 1),
         "model_mb": round(model_mb, 2),
         "load_s": round(load_s, 2),
-        "targets_met": met,
-        "scores": {k: round(v, 4) for k, v in flat.items()},
+        **{f"targets_met.{k}": v for k, v in met.items()},
+        **flat,
     }
     sys.stdout.flush()
     print(json.dumps(summary))

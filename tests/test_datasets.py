@@ -77,9 +77,43 @@ def test_checksum_mismatch_raises_and_leaves_nothing(tiny: tuple[Path, Corpus], 
         download("tiny")
     assert info.value.code == "CLX008"
     assert hashlib.sha256(BODY).hexdigest() in str(info.value)
-    json_dir = tmp_path / "home" / "tiny" / "json"
-    assert list(json_dir.iterdir()) == []  # neither the file nor a .part left behind
+    assert not (tmp_path / "home").exists()  # no file, no .part, no empty folder left behind
     assert not is_downloaded("tiny")
+
+
+def test_second_file_mismatch_leaves_first_file_out(
+    tiny: tuple[Path, Corpus], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mirror, corpus = tiny
+    dev = b'{"id": "2", "context": "Fever after vaccine."}\n'
+    (mirror / COMMIT / "data" / "dev.json").write_bytes(dev.replace(b"Fever", b"Fewer"))  # corrupt
+    two = Corpus(
+        name="tiny",
+        description="test corpus",
+        base_url=corpus.base_url,
+        commit=COMMIT,
+        files=(*corpus.files, RemoteFile("data/dev.json", "json/dev.json", hashlib.sha256(dev).hexdigest(), len(dev))),
+        licence="MIT",
+        citation="none",
+    )
+    monkeypatch.setitem(CORPORA, "tiny", two)
+    with pytest.raises(DataError, match="checksum mismatch"):
+        download("tiny")
+    assert not (tmp_path / "home").exists()  # the verified train.json was not moved into place
+    # an earlier good download is untouched by a later failed one
+    (tmp_path / "home").mkdir()
+    (mirror / COMMIT / "data" / "dev.json").write_bytes(dev)
+    download("tiny")
+    (mirror / COMMIT / "data" / "dev.json").write_bytes(b"broken")
+    with pytest.raises(DataError, match="checksum mismatch"):
+        download("tiny", force=True)
+    assert (tmp_path / "home" / "tiny" / "json" / "dev.json").read_bytes() == dev
+    assert sorted(p.name for p in (tmp_path / "home").iterdir()) == ["tiny"]  # no staging folder left
+    # a failed fetch leaves no empty folders either
+    monkeypatch.setenv("CLINEX_DATA", str(tmp_path / "other"))
+    with pytest.raises(DataError, match="could not fetch"):
+        download("tiny", base_url="file:///nonexistent/mirror")
+    assert not (tmp_path / "other").exists()
 
 
 def test_monkeypatched_fetch_and_failures(tiny: tuple[Path, Corpus]) -> None:

@@ -155,7 +155,7 @@ def test_cli_train_then_extract(cli, tmp_path: Path) -> None:  # noqa: ANN001
     assert res.code == 0, res.stderr
     item = parse_phee_line(res.stdout.strip())
     _check_offsets(S1, item.events)
-    res = cli("pv", "train", "--train", str(train), "--out", str(model), "--model", "crf", "--encoder", "minilm")
+    res = cli("pv", "train", "--train", str(train), "--out", str(tmp_path / "m2"), "--model", "crf", "--encoder", "minilm")
     assert res.code == 2 and "--encoder applies to --model transformer only" in res.stderr
 
 

@@ -217,8 +217,11 @@ def download(
     """Download corpus ``name`` into ``$CLINEX_DATA/<name>`` and verify it.
 
     Files already present with the right size and checksum are kept unless
-    ``force``. Each file is fetched into a temporary file in the corpus folder,
-    checked (size, SHA-256) and only then renamed into place.
+    ``force``. All other files are fetched into a temporary folder beside the
+    corpus folder and checked (size, SHA-256); only when every file verifies are
+    they moved into place. On any failure the temporary folder (and any folder
+    this call created) is removed, so nothing is left behind and files already
+    in place are untouched.
 
     Parameters
     ----------
@@ -243,38 +246,57 @@ def download(
     ------
     DataError
         Unknown corpus, a failed fetch, or a size / checksum mismatch (the message
-        names the file, the expected and the actual SHA-256); the bad file is removed.
+        names the file, the expected and the actual SHA-256); nothing is left behind.
 
     References
     ----------
     NIST FIPS 180-4, Secure Hash Standard (SHA-256).
     """
+    import shutil
+
     corpus = _corpus(name)
     folder = corpus_dir(name)
-    folder.mkdir(parents=True, exist_ok=True)
     fetcher = fetch or _urllib_fetch
-    for f in corpus.files:
-        dest = folder / f.local
-        if not force and dest.is_file() and dest.stat().st_size == f.size and sha256_file(dest) == f.sha256:
-            continue
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
-        os.close(fd)
-        tmp = Path(tmp_name)
-        try:
+    home = folder.parent
+    made = [p for p in (home, *home.parents) if not p.exists()]
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{corpus.name}.", suffix=".download", dir=home))
+    except OSError as exc:
+        raise DataError(f"cannot create the data folder ({exc.strerror or exc})", path=home) from None
+    fetched: list[RemoteFile] = []
+    try:
+        for f in corpus.files:
+            dest = folder / f.local
+            if not force and dest.is_file() and dest.stat().st_size == f.size and sha256_file(dest) == f.sha256:
+                continue
+            tmp = staging / f.local
+            tmp.parent.mkdir(parents=True, exist_ok=True)
             cb = (lambda done, total, _l=f.local: progress(_l, done, total)) if progress else None
             fetcher(corpus.url(f, base_url), tmp, cb)
-            size = tmp.stat().st_size
-            digest = sha256_file(tmp)
+            size = tmp.stat().st_size if tmp.is_file() else 0
+            digest = sha256_file(tmp) if tmp.is_file() else hashlib.sha256(b"").hexdigest()
             if size != f.size or digest != f.sha256:
                 raise DataError(
                     f"checksum mismatch: expected SHA-256 {f.sha256} ({f.size} bytes), "
                     f"got {digest} ({size} bytes)",
                     path=dest,
                 )
-            os.replace(tmp, dest)
-        finally:
-            tmp.unlink(missing_ok=True)
+            fetched.append(f)
+        # every file verified: move them into place
+        for f in fetched:
+            dest = folder / f.local
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staging / f.local, dest)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        for p in made:  # folders this call created, deepest first, if still empty
+            try:
+                p.rmdir()
+            except OSError:
+                break
+        raise
+    shutil.rmtree(staging, ignore_errors=True)
     manifest = {
         "name": corpus.name,
         "source": corpus.base_url if base_url is None else base_url,

@@ -600,17 +600,24 @@ def write_brat(item: SentenceEvents, out_dir: str | Path, *, overwrite: bool = F
     Raises
     ------
     InputError
-        The id is not a plain file name, or a file exists and ``overwrite`` is False.
+        The id is not a plain file name, a file exists and ``overwrite`` is False,
+        or a file cannot be written.
     """
     if not item.id or "/" in item.id or "\\" in item.id or item.id.startswith("."):
         raise InputError(f"sentence id {item.id!r} is not a plain file name")
     d = Path(out_dir)
-    d.mkdir(parents=True, exist_ok=True)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the output folder ({exc.strerror or exc})", path=d) from None
     txt, ann = d / f"{item.id}.txt", d / f"{item.id}.ann"
     for p in (txt, ann):
         if p.exists() and not overwrite:
-            raise InputError("file exists; refusing to overwrite it", path=p)
+            raise InputError("file exists; refusing to overwrite it (use --force to replace it)", path=p)
     ann_text = to_ann(item)
-    txt.write_text(item.text + "\n", encoding="utf-8", newline="\n")
-    ann.write_text(ann_text, encoding="utf-8", newline="\n")
+    for p, content in ((txt, item.text + "\n"), (ann, ann_text)):
+        try:
+            p.write_text(content, encoding="utf-8", newline="\n")
+        except OSError as exc:
+            raise InputError(f"cannot write the output file ({exc.strerror or exc})", path=p) from None
     return txt, ann

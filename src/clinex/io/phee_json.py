@@ -552,23 +552,38 @@ def write_phee_json(
     Raises
     ------
     InputError
-        ``path`` exists and ``overwrite`` is False, or is a folder.
+        ``path`` exists and ``overwrite`` is False, is a folder, or cannot be
+        written (the operating system's reason, e.g. permission denied).
+
+    Notes
+    -----
+    The file gets the permissions of a normally created file (``0o666`` less the
+    process umask), not the ``0o600`` of the temporary file.
     """
     p = Path(path)
     if p.is_dir():
         raise InputError("is a folder, expected a file path", path=p)
     if p.exists() and not overwrite:
-        raise InputError("file exists; refusing to overwrite it", path=p)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    n = 0
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+        raise InputError("file exists; refusing to overwrite it (use --force to replace it)", path=p)
     try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    except OSError as exc:
+        raise InputError(f"cannot write the output file ({exc.strerror or exc})", path=p) from None
+    n = 0
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             for item in items:
                 fh.write(dumps_phee(item))
                 fh.write("\n")
                 n += 1
         os.replace(tmp, p)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise InputError(f"cannot write the output file ({exc.strerror or exc})", path=p) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

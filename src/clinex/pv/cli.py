@@ -25,7 +25,10 @@ def _pct(value: float | None) -> str:
 def evaluate(
     gold: _Path = typer.Option(..., "--gold", help="Gold PHEE JSON lines file."),
     pred: _Path = typer.Option(..., "--pred", help="Predicted PHEE JSON lines file (same sentence ids)."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (fractions) instead of a table."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one flat JSON object (fractions, dotted keys such as trigger.classification.f1)."
+    ),
+    nested: bool = typer.Option(False, "--nested", help="With --json: print the nested JSON object instead."),
 ) -> None:
     """Score predicted events against gold with the PHEE paper's metrics (§4.2).
 
@@ -39,11 +42,11 @@ def evaluate(
     from rich.console import Console
     from rich.table import Table
 
-    from clinex.pv.evaluate import evaluate_files
+    from clinex.pv.evaluate import evaluate_files, flatten
 
-    result = evaluate_files(gold, pred)
-    if as_json:
-        typer.echo(json.dumps(result))
+    result = evaluate_files(gold, pred, on_warning=lambda msg: typer.echo(f"warning: {msg}", err=True))
+    if as_json or nested:
+        typer.echo(json.dumps(result if nested else flatten(result)))
         return
 
     table = Table(title=f"PHEE evaluation (%) — gold {gold.name}, pred {pred.name}")
@@ -76,10 +79,14 @@ def evaluate(
 
 # --- extract / train (CRF + model registry; owner: PV-B) --------------------------------
 def _pv_records_from_text(text: str, name: str) -> list[tuple[str, str]]:
-    """Plain text -> one ``(id, sentence)`` record per sentence (ids ``NAME_1``, ``NAME_2``...)."""
+    """Plain text -> one ``(id, sentence)`` record per sentence (ids ``NAME_1``, ``NAME_2``...).
+
+    Empty or blank text gives one record ``NAME_1`` with that text (and no events).
+    """
     from clinex.text import split_sentences
 
-    return [(f"{name}_{k}", s.text) for k, s in enumerate(split_sentences(text), start=1)]
+    records = [(f"{name}_{k}", s.text) for k, s in enumerate(split_sentences(text), start=1)]
+    return records or [(f"{name}_1", text)]
 
 
 def _pv_echo_events(item) -> None:  # noqa: ANN001 - SentenceEvents, imported lazily
@@ -131,15 +138,21 @@ def extract_cmd(
     model: str = typer.Option("auto", "--model", help="auto | crf | transformer | a model folder."),
     example: bool = typer.Option(False, "--example", help="Run on a bundled example sentence."),
     strict: bool = typer.Option(False, "--strict", help="Stop at the first bad JSON line (exit 2) instead of skipping it."),
+    min_trigger_prob: float = typer.Option(
+        0.0, "--min-trigger-prob", help="Drop events whose trigger probability is below this (0-1; default 0 keeps all)."
+    ),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --output file (or brat files)."),
 ) -> None:
     """Extract adverse / therapeutic drug events (PHEE schema) from text.
 
     Plain text is split into sentences (one output record per sentence, ids
-    NAME_1, NAME_2 ...); JSON lines give one record per line with its own id
-    (offsets into that line's text; 'context' is accepted instead of 'text').
+    NAME_1, NAME_2 ...); a JSON line (PHEE 'context' or 'id'/'text') is ONE
+    record passed to the model whole, never split (offsets into that line's
+    text). Empty text gives one record with no events. An existing output is
+    never replaced without --force.
     Exit status: 0 ok; 1 when some JSON lines were bad (reported on stderr,
     skipped, all others written); 2 on bad input (binary / non-UTF-8 file, no
-    usable line, unknown option value) or a model error.
+    usable line, unknown option value, existing or unwritable output) or a model error.
     """
     import sys
 
@@ -154,6 +167,13 @@ def extract_cmd(
         raise InputError("give exactly one of TEXT, --input FILE or --example")
     if fmt == "brat" and (output is None or str(output) == "-"):
         raise InputError("--format brat needs --output FOLDER", field="--output")
+    if not 0.0 <= min_trigger_prob <= 1.0:
+        raise InputError(f"--min-trigger-prob must be in [0, 1]; got {min_trigger_prob}", field="--min-trigger-prob")
+    if fmt == "phee" and output is not None and str(output) != "-":
+        if output.is_dir():
+            raise InputError("is a folder, expected a file path for --output", path=output)
+        if output.exists() and not force:
+            raise InputError("output file exists; pass --force to replace it", path=output)
 
     skipped: list[str] = []
     records: list[tuple[str, str]]
@@ -170,6 +190,8 @@ def extract_cmd(
             name, label = "stdin", "<stdin>"
         else:
             in_file = _Path(input_path)
+            if in_file.is_dir():
+                raise InputError("is a folder; give a file (plain text or JSON lines)", path=in_file)
             if not in_file.is_file():
                 raise InputError("no such file", path=in_file)
             data = in_file.read_bytes()
@@ -217,11 +239,16 @@ def extract_cmd(
     if output is not None and str(output) != "-" and in_file is not None:
         if output.exists() and output.resolve() == in_file.resolve():
             raise InputError("--output is the input file; refusing to overwrite it", path=output)
+    if fmt == "brat" and not force:
+        for rid, _ in records:
+            for suffix in (".txt", ".ann"):
+                if (output / f"{rid}{suffix}").exists():
+                    raise InputError("file exists; pass --force to replace it", path=output / f"{rid}{suffix}")
 
     from clinex.pv.models import load_model
     from clinex.pv.pipeline import extract_record
 
-    load_model(model)  # fail early (exit 2) on an unknown or missing model
+    loaded = load_model(model)  # fail early (exit 2) on an unknown or missing model
     items = []
     if len(records) > 1:
         from rich.console import Console
@@ -232,9 +259,11 @@ def extract_cmd(
             console=Console(stderr=True), transient=True,
         ) as bar:
             for rid, rtext in bar.track(records, total=len(records)):
-                items.append(extract_record(rid, rtext, model=model))
+                items.append(extract_record(rid, rtext, model=loaded, min_trigger_prob=min_trigger_prob))
     else:
-        items = [extract_record(rid, rtext, model=model) for rid, rtext in records]
+        items = [
+            extract_record(rid, rtext, model=loaded, min_trigger_prob=min_trigger_prob) for rid, rtext in records
+        ]
 
     if output is None:
         for item in items:
@@ -242,9 +271,12 @@ def extract_cmd(
     elif fmt == "brat":
         from clinex.io.brat import write_brat
 
-        output.mkdir(parents=True, exist_ok=True)
+        try:
+            output.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create the output folder ({exc.strerror})", path=output) from None
         for item in items:
-            write_brat(item, output)
+            write_brat(item, output, overwrite=force)
     elif str(output) == "-":
         from clinex.io.phee_json import dumps_phee
 
@@ -253,7 +285,7 @@ def extract_cmd(
     else:
         from clinex.io.phee_json import write_phee_json
 
-        write_phee_json(items, output)
+        write_phee_json(items, output, overwrite=force)
     n_events = sum(len(i.events) for i in items)
     if output is not None and str(output) != "-":
         typer.echo(f"{len(items)} records, {n_events} events -> {output}", err=True)
@@ -280,6 +312,40 @@ def _pv_parse_params(pairs: list[str] | None) -> dict:
     return out
 
 
+def _pv_require_neural() -> None:
+    """Raise ModelError unless the neural extra (torch, transformers) can be imported."""
+    from clinex.errors import ModelError
+
+    try:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError as exc:
+        missing = getattr(exc, "name", None) or "torch"
+        raise ModelError(
+            f"the transformer model needs {missing!r}, which is not installed; "
+            "install the neural extra: pip install 'clinex[neural]'"
+        ) from None
+
+
+def _pv_check_params(kind: str, params: dict) -> None:
+    """Raise InputError for a ``--param`` name that the model of ``kind`` does not take."""
+    import importlib
+    import inspect
+
+    from clinex.errors import InputError
+    from clinex.pv.models import KINDS
+
+    module_name, cls_name, _ = KINDS[kind]
+    cls = getattr(importlib.import_module(module_name), cls_name)
+    valid = [n for n in inspect.signature(cls.__init__).parameters if n not in ("self", "name")]
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        raise InputError(
+            f"unknown --param {', '.join(unknown)} for --model {kind}; valid names: {', '.join(valid)}",
+            field="--param",
+        )
+
+
 @app.command("train")
 def train_cmd(
     train: _Path = typer.Option(..., "--train", help="Training sentences, PHEE JSON lines (train.json)."),
@@ -293,11 +359,14 @@ def train_cmd(
         None, "--max-iterations", help="CRF only: L-BFGS iterations of each CRF but the joint one (default 150)."
     ),
     param: list[str] = typer.Option(None, "--param", help="Extra model parameter KEY=VALUE (repeatable)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing model in --out."),
 ) -> None:
     """Train an event-extraction model on PHEE JSON lines and save it to OUT.
 
     With --dev, the saved model is scored on the dev file (clinex.pv.evaluate) and
-    the scores are written to OUT/dev_scores.json and printed.
+    the scores are written to OUT/dev_scores.json and printed. An existing,
+    non-empty OUT is refused unless --force is given (and then only if it holds
+    a model, i.e. a model.json).
     """
     import json
     import sys
@@ -310,7 +379,18 @@ def train_cmd(
 
     if kind not in KINDS:
         raise InputError(f"unknown --model {kind!r}; use {' or '.join(KINDS)}", field="--model")
+    if out.exists():
+        if not out.is_dir():
+            raise InputError("--out exists and is not a folder", path=out)
+        if any(out.iterdir()):
+            if not force:
+                raise InputError("model folder exists and is not empty; pass --force to replace it", path=out)
+            if not (out / "model.json").is_file():
+                raise InputError("--out holds files but no model.json; refusing to replace it", path=out)
+    if kind == "transformer":
+        _pv_require_neural()
     params = _pv_parse_params(param)
+    _pv_check_params(kind, params)
     if kind == "crf":
         if encoder is not None:
             raise InputError("--encoder applies to --model transformer only", field="--encoder")

@@ -41,7 +41,7 @@ EMNLP 2022, §4.2 and tables 4–6; released scorer ``evaluate/phee_metric.py``
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -295,13 +295,18 @@ def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
     return out
 
 
-def evaluate_files(gold_path: str | Path, pred_path: str | Path) -> dict[str, Any]:
+def evaluate_files(
+    gold_path: str | Path, pred_path: str | Path, *, on_warning: Callable[[str], None] | None = None
+) -> dict[str, Any]:
     """Score a PHEE JSON lines prediction file against a gold file.
 
     Parameters
     ----------
     gold_path, pred_path : str or Path
         PHEE JSON lines (see :mod:`clinex.io.phee_json`), matched by sentence id.
+    on_warning : callable, optional
+        Called with a message when the predictions cover fewer sentences than the
+        gold ("predictions for 5 of 961 gold sentences; the rest count as missed").
 
     Returns
     -------
@@ -319,4 +324,11 @@ def evaluate_files(gold_path: str | Path, pred_path: str | Path) -> dict[str, An
 
     gold = read_phee_json(gold_path)
     pred = read_phee_json(pred_path)
+    if on_warning is not None:
+        gold_ids = {g.id for g in gold}
+        covered = len(gold_ids & {p.id for p in pred})
+        if covered < len(gold_ids):
+            on_warning(
+                f"predictions for {covered} of {len(gold_ids)} gold sentences; the rest count as missed"
+            )
     return _score(gold, pred, gold_path, pred_path)

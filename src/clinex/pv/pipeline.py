@@ -1,20 +1,30 @@
 """Text in, PHEE events out: sentence splitting, the model, offsets back into the text.
 
-:func:`extract` is the Python API behind ``clinex pv extract``: the text is split
-into sentences (:func:`clinex.text.split_sentences`), the model labels each
-sentence, and every span is moved back to character offsets of the whole text.
-:func:`extract_record` does the same for one input record and returns a
-:class:`~clinex.pv.types.SentenceEvents` for the PHEE JSON and brat writers.
+Two units of input, one rule each:
+
+* **a record** (a JSON-lines record: PHEE ``context`` or ``{"id", "text"}``; one
+  sentence of a plain-text file after splitting) is passed to the model **whole,
+  as given** -- never split again. :func:`extract_record` /
+  :func:`extract_records` are the one per-record path shared by
+  ``clinex pv extract``, ``clinex batch pv`` and ``bench/pv.py``, so that all of
+  them give the same events for the same record (PHEE records are sentences).
+* **plain text** (the ``TEXT`` argument, a ``.txt`` file, :func:`extract`) is
+  split into sentences (:func:`clinex.text.split_sentences`); each sentence is
+  then one record.
+
+``min_trigger_prob`` drops events whose trigger ``score`` (the model's trigger
+probability) is below it; 0 (default) keeps all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from clinex.pv.types import Argument, Attribute, Combination, Event, SentenceEvents
 from clinex.text import Fragment, Span, split_sentences
 
-__all__ = ["extract", "extract_record", "extract_sentences", "shift_event"]
+__all__ = ["extract", "extract_record", "extract_records", "extract_sentences", "filter_events", "shift_event"]
 
 
 def _shift_span(span: Span, offset: int, text: str) -> Span:
@@ -77,6 +87,81 @@ def shift_event(event: Event, offset: int, text: str) -> Event:
     )
 
 
+def filter_events(events: Iterable[Event], min_trigger_prob: float = 0.0) -> list[Event]:
+    """Events whose trigger score is at least ``min_trigger_prob``.
+
+    Parameters
+    ----------
+    events : iterable of Event
+    min_trigger_prob : float, default 0.0
+        In [0, 1]. Events without a score are kept.
+
+    Returns
+    -------
+    list of Event
+
+    Raises
+    ------
+    InputError
+        If ``min_trigger_prob`` is outside [0, 1].
+    """
+    if not 0.0 <= min_trigger_prob <= 1.0:
+        from clinex.errors import InputError
+
+        raise InputError(
+            f"min_trigger_prob must be in [0, 1]; got {min_trigger_prob!r}", field="--min-trigger-prob"
+        )
+    if min_trigger_prob <= 0.0:
+        return list(events)
+    return [e for e in events if e.score is None or e.score >= min_trigger_prob]
+
+
+def _model(model: Any) -> Any:
+    if isinstance(model, str):
+        from clinex.pv.models import load_model
+
+        return load_model(model)
+    return model
+
+
+def extract_records(
+    records: Sequence[tuple[str, str]], *, model: Any = "auto", min_trigger_prob: float = 0.0
+) -> list[SentenceEvents]:
+    """Events of each record; every record goes to the model whole (never split).
+
+    This is the one per-record path of ``clinex pv extract`` (JSON lines, and
+    each sentence of a plain-text file), ``clinex batch pv`` and ``bench/pv.py``.
+
+    Parameters
+    ----------
+    records : sequence of (str, str)
+        ``(id, text)`` pairs; a PHEE record's text is its ``context`` sentence.
+    model : str or PVModel, default "auto"
+        A loaded model, or a name / folder for :func:`clinex.pv.models.load_model`.
+    min_trigger_prob : float, default 0.0
+        See :func:`filter_events`.
+
+    Returns
+    -------
+    list of SentenceEvents
+        One per record, in order, ``text`` exactly as given; offsets point into
+        it. Empty or blank text gives a record with no events.
+
+    Raises
+    ------
+    ModelError
+        If the model cannot be loaded.
+    """
+    m = _model(model)
+    todo = [k for k, (_, text) in enumerate(records) if text.strip()]
+    preds = m.predict([records[k][1] for k in todo]) if todo else []
+    events: dict[int, list[Event]] = dict(zip(todo, preds))
+    return [
+        SentenceEvents(id=rid, text=text, events=tuple(filter_events(events.get(k, []), min_trigger_prob)))
+        for k, (rid, text) in enumerate(records)
+    ]
+
+
 def extract_sentences(texts: Sequence[str], *, model: str = "auto") -> list[list[Event]]:
     """Events of each sentence, offsets into that sentence (no splitting).
 
@@ -96,7 +181,7 @@ def extract_sentences(texts: Sequence[str], *, model: str = "auto") -> list[list
     return load_model(model).predict(list(texts))
 
 
-def extract(text: str, *, model: str = "auto") -> list[Event]:
+def extract(text: str, *, model: str = "auto", min_trigger_prob: float = 0.0) -> list[Event]:
     """Extract ADE / PTE events from any text.
 
     Parameters
@@ -106,6 +191,8 @@ def extract(text: str, *, model: str = "auto") -> list[Event]:
     model : str, default "auto"
         ``auto`` (best shipped model), ``crf``, ``transformer`` or a model folder
         (see :func:`clinex.pv.models.load_model`).
+    min_trigger_prob : float, default 0.0
+        See :func:`filter_events`.
 
     Returns
     -------
@@ -129,23 +216,35 @@ def extract(text: str, *, model: str = "auto") -> list[Event]:
         return []
     per_sentence = extract_sentences([s.text for s in sents], model=model)
     return [
-        shift_event(ev, s.start, text) for s, evs in zip(sents, per_sentence) for ev in evs
+        shift_event(ev, s.start, text)
+        for s, evs in zip(sents, per_sentence)
+        for ev in filter_events(evs, min_trigger_prob)
     ]
 
 
-def extract_record(record_id: str, text: str, *, model: str = "auto") -> SentenceEvents:
-    """Events of one input record, as a :class:`SentenceEvents` for the writers.
+def extract_record(
+    record_id: str, text: str, *, model: Any = "auto", min_trigger_prob: float = 0.0
+) -> SentenceEvents:
+    """Events of one input record, passed to the model whole (never split).
 
     Parameters
     ----------
     record_id : str
         The record's id (kept as ``SentenceEvents.id``).
     text : str
-        Its text; offsets of the events point into it.
-    model : str, default "auto"
+        Its text (PHEE ``context``: one sentence); offsets of the events point into it.
+    model : str or PVModel, default "auto"
+    min_trigger_prob : float, default 0.0
+        See :func:`filter_events`.
 
     Returns
     -------
     SentenceEvents
+        With no events for empty or blank text.
+
+    Raises
+    ------
+    ModelError
+        If the model cannot be loaded.
     """
-    return SentenceEvents(id=record_id, text=text, events=tuple(extract(text, model=model)))
+    return extract_records([(record_id, text)], model=model, min_trigger_prob=min_trigger_prob)[0]
