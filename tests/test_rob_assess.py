@@ -331,3 +331,65 @@ def test_twenty_page_pdf_within_the_time_budget(tmp_path, monkeypatch):
     pages = {ev.page for a in _answers(result).values() for ev in a.evidence}
     assert pages and pages <= set(range(1, 21)) and len(pages) > 1
     assert html.count('class="page"') == 20
+
+
+def test_cli_assess_labels_rows_by_output_id_and_reads_folders(cli, tmp_path, monkeypatch):
+    # QA defects 1 and 10f: same-stem inputs were both labelled "trial" in the table
+    # and the plot; a folder input was "not a file".
+    pytest.importorskip("clinex.rob.evidence")
+    import clinex.rob.plot as plot_mod
+
+    monkeypatch.setenv("CLINEX_DATA", str(tmp_path / "no-models"))
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "trial.txt").write_text(TRIAL_TXT, encoding="utf-8")
+    (folder / "a.txt").write_text(TRIAL_TXT.replace("drug X", "drug Z"), encoding="utf-8")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "trial.txt").write_text(TRIAL_TXT.replace("drug X", "drug Y"), encoding="utf-8")
+    (folder / "notes.md").write_text("not a report", encoding="utf-8")
+    (folder / "sub").mkdir()
+    seen = {}
+    real = plot_mod.plot_traffic_light
+
+    def spy(assessments, png, svg=None, **kw):
+        seen["labels"] = kw.get("labels")
+        return real(assessments, png, svg, **kw)
+
+    monkeypatch.setattr(plot_mod, "plot_traffic_light", spy)
+    out = tmp_path / "out"
+    res = cli("rob", "assess", str(folder), str(tmp_path / "b" / "trial.txt"), "-o", str(out),
+              "--model", "cues", "--no-html")
+    assert res.code == 0, res.stderr
+    assert sorted(p.name for p in out.glob("*.rob.json")) == ["a.rob.json", "trial-2.rob.json",
+                                                              "trial.rob.json"]
+    assert read_json(out / "trial-2.rob.json").source == str(tmp_path / "b" / "trial.txt")
+    assert seen["labels"] == ["a", "trial", "trial-2"]  # folder files sorted, then the file
+    rows = [line.split("│")[1].strip() for line in res.stdout.splitlines() if line.count("│") > 2]
+    assert rows == ["a", "trial", "trial-2"]
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    res = cli("rob", "assess", str(empty), "-o", str(tmp_path / "out4"))
+    assert res.code == 2 and "folder without" in res.stderr
+
+
+def test_cli_assess_all_bad_creates_no_output_folder(cli, tmp_path):
+    # QA defect 10a: an empty output folder was left behind.
+    bad = tmp_path / "broken.pdf"
+    bad.write_bytes(b"not a pdf at all")
+    res = cli("rob", "assess", str(bad), "-o", str(tmp_path / "never" / "out"))
+    assert res.code == 2
+    assert not (tmp_path / "never").exists()
+
+
+def test_plot_traffic_light_rejects_label_count_mismatch(tmp_path):
+    from clinex.errors import InputError as IE
+    from clinex.rob.plot import plot_traffic_light
+
+    class Silent:
+        def predict(self, doc):
+            return {}
+
+    result = assess(Document(id="t1", text="A randomised trial."), Silent())
+    with pytest.raises(IE, match="1 labels for 2 assessments"):
+        plot_traffic_light([result, result], tmp_path / "p.png", labels=["a"])

@@ -183,3 +183,17 @@ def test_paper_before_placards_row(shared_data: Path, cli) -> None:
     assert data["overall_f1"] == 10.87
     assert data["documents"] == 10
     assert sum(s["used"] for s in data["sqs"]) == 21
+
+
+def test_iaa_table_fits_80_columns_unwrapped(shared_data: Path, cli) -> None:
+    # QA defect 10d: the SQ cell wrapped ("2.7" dropped to the next line).
+    root = shared_data / "rob_preliminary"
+    res = cli("rob", "iaa", root / "ann.json/members/roger-annotation",
+              root / "ann.json/members/martin-annotation", "--texts", root / "plain.html/pool")
+    assert res.code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert any("2.6 68.85  2.7 6.52" in line for line in lines)
+    d1 = [line.split() for line in lines if line.strip().startswith("D1 Randomization")]
+    assert d1 == [["D1", "Randomization", "process", "31.72"]]
+    assert any(line.split() == ["Overall", "(SQs", "used)", "10.87"] for line in lines)

@@ -85,3 +85,36 @@ def test_evaluate_cues_scores_exactly_as_iaa_of_assess_json(rob_corpus: Path, tm
         assert (j.n, j.observed) == (by_scope[j.scope].n, by_scope[j.scope].observed), j.scope
     assert "responses" in {j.scope for j in lodo.judgements}
     assert lodo.overall_f1 == iaa.overall_f1
+
+
+def test_cli_evaluate_unknown_doc_lists_ids_and_summarises_warnings(rob_corpus: Path, cli) -> None:
+    # QA defects 10b and 10c
+    res = cli("rob", "evaluate", str(rob_corpus), "--model", "cues", "--doc", "nonexistent")
+    assert res.code == 2
+    assert "unknown document id(s) nonexistent" in res.stderr and DOC1 in res.stderr
+    res = cli("rob", "evaluate", str(rob_corpus), "--model", "cues", "--doc", DOC4)
+    assert res.code == 0, res.stderr
+    assert max(len(line) for line in res.stdout.splitlines()) <= 80
+    assert res.stderr.count("warning:") <= 1
+
+
+def test_lodo_warnings_are_kept_and_summarised(rob_corpus: Path, monkeypatch, cli) -> None:
+    import clinex.rob.iaa as iaa_mod
+
+    real = iaa_mod.load_annotator
+
+    def noisy(*args, warnings=None, **kw):
+        out = real(*args, warnings=warnings, **kw)
+        warnings.extend(["doc x: offset 1 on 2 realigned by -5"] * 3)
+        return out
+
+    monkeypatch.setattr(iaa_mod, "load_annotator", noisy)
+    res = leave_one_document_out(rob_corpus, model="cues", documents=[DOC4])
+    assert res.warnings == ("doc x: offset 1 on 2 realigned by -5",) * 3
+    quiet = cli("rob", "evaluate", str(rob_corpus), "--model", "cues", "--doc", DOC4)
+    assert quiet.code == 0, quiet.stderr
+    assert [line for line in quiet.stderr.splitlines() if line.startswith("warning:")] == [
+        "warning: 3 problem(s) reading the corpus (tagtog offsets realigned or clamped); "
+        "--verbose lists them"]
+    loud = cli("rob", "evaluate", str(rob_corpus), "--model", "cues", "--doc", DOC4, "--verbose")
+    assert loud.stderr.count("warning: doc x: offset 1 on 2 realigned by -5") == 3

@@ -15,8 +15,10 @@ app = typer.Typer(no_args_is_help=True, pretty_exceptions_show_locals=False)
 
 @app.command("assess")
 def assess_cmd(
-    inputs: list[str] = typer.Argument(..., help="Trial reports: .pdf, .txt, .xml (JATS/PMC), .html."),
-    output: str = typer.Option(..., "--output", "-o", help="Output folder (created if missing)."),
+    inputs: list[str] = typer.Argument(
+        ..., help="Trial reports: .pdf, .txt, .xml (JATS/PMC), .html, or folders of them."
+    ),
+    output: str = typer.Option(..., "--output", "-o", help="Output folder (created with the first file written)."),
     model: str = typer.Option(
         "auto", "--model", "-m",
         help="Evidence model: auto, cues, sentence, or a model file (see 'clinex rob train').",
@@ -34,7 +36,10 @@ def assess_cmd(
     confidence, evidence spans with page and character offsets) and OUTPUT/<id>.rob.html
     (self-contained report with the evidence highlighted); for the whole batch:
     OUTPUT/traffic_light.png and .svg. Input files are never overwritten (a clashing
-    output name gets a -2, -3 ... suffix).
+    output name gets a -2, -3 ... suffix; the table and the plot label each trial by
+    its output id). A folder input stands for its .pdf, .txt, .xml, .html and .htm
+    files (not sub-folders), in name order. OUTPUT is not created when nothing is
+    written.
 
     Exit status: 0 all inputs assessed; 1 some inputs could not be read or assessed
     (each reported on stderr, all others written); 2 no input could be assessed, or a
@@ -51,9 +56,10 @@ def assess_cmd(
 
     err = Console(stderr=True, highlight=False)
     evidence_model = default_model(model)
+    inputs, failed = _expand_inputs(inputs, err)
+    total = len(inputs) + failed  # files, plus folders without any report
     namer = OutputNamer(output, inputs)
     done = []
-    failed = 0
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=err, transient=True, disable=len(inputs) < 2,
@@ -66,6 +72,7 @@ def assess_cmd(
                     document, evidence_model, multiple_some_concerns_high=multiple_some_concerns_high
                 )
                 json_path, html_path = namer.paths(document.id, ".rob.json", ".rob.html")
+                label = json_path.name[: -len(".rob.json")]  # trial, trial-2, ...
                 written = [write_json(result, json_path)]
                 if html:
                     written.append(write_html(result, document, html_path))
@@ -79,32 +86,82 @@ def assess_cmd(
                     markup=False, soft_wrap=True,
                 )
             else:
-                done.append((result, written))
+                done.append((result, written, label))
             progress.advance(task)
     if not done:
-        raise InputError(f"none of the {len(inputs)} input(s) could be assessed", field="inputs")
+        raise InputError(f"none of the {total} input(s) could be assessed",
+                         field="inputs")
     plots = []
     if plot:
         png_path, svg_path = namer.paths("traffic_light", ".png", ".svg")
-        png, svg = plot_traffic_light([r for r, _ in done], png_path, svg_path)
+        png, svg = plot_traffic_light([r for r, _, _ in done], png_path, svg_path,
+                                      labels=[lab for _, _, lab in done])
         plots = [png, svg]
     table = Table(title=f"RoB 2 ({done[0][0].model})")
     for col in ("Trial", "D1", "D2", "D3", "D4", "D5", "Overall"):
         table.add_column(col)
-    for result, _ in done:
-        table.add_row(result.document_id, *(d.risk for d in result.domains), result.overall)
+    for result, _, label in done:
+        table.add_row(label, *(d.risk for d in result.domains), result.overall)
     out = Console(width=120, highlight=False)
     out.print(table)
-    for _, written in done:
+    for _, written, _ in done:
         for p in written:
             out.print(f"wrote {p}", markup=False, soft_wrap=True)
     for p in plots:
         out.print(f"wrote {p}", markup=False, soft_wrap=True)
     if failed:
-        err.print(f"{failed} of {len(inputs)} input(s) skipped (see above)", markup=False, soft_wrap=True)
+        err.print(f"{failed} of {total} input(s) skipped (see above)",
+                  markup=False, soft_wrap=True)
         # SystemExit, not typer.Exit: with standalone_mode=False click returns
         # typer.Exit's code instead of raising it, and the root entry point drops it.
         raise SystemExit(1)
+
+
+#: File types a folder given to ``clinex rob assess`` is searched for.
+_REPORT_SUFFIXES = (".pdf", ".txt", ".xml", ".html", ".htm")
+
+
+def _expand_inputs(inputs: list[str], err) -> tuple[list[str], int]:
+    """Replace each folder by its report files (sorted by name); count empty folders as failed."""
+    from pathlib import Path
+
+    files: list[str] = []
+    failed = 0
+    for item in inputs:
+        p = Path(item)
+        if p.is_dir():
+            found = sorted(str(f) for f in p.iterdir()
+                           if f.is_file() and f.suffix.lower() in _REPORT_SUFFIXES)
+            if not found:
+                failed += 1
+                err.print(f"skipped {item}: folder without .pdf/.txt/.xml/.html files",
+                          markup=False, soft_wrap=True)
+            files.extend(found)
+        else:
+            files.append(item)
+    return files, failed
+
+
+def _f1_tables(title: str, domains, sqs, overall_label: str, overall: float) -> list:
+    """Two tables that fit 80 columns unwrapped: F1 per domain, then per SQ by domain."""
+    from rich import box
+    from rich.table import Table
+
+    from rich.text import Text
+
+    t = Table(box=box.SIMPLE_HEAD)
+    t.add_column("Domain", no_wrap=True)
+    t.add_column("F1", justify="right", no_wrap=True)
+    for d in domains:
+        t.add_row(f"{d.domain} {d.name}", f"{d.f1:.2f}")
+    t.add_row(overall_label, f"{overall:.2f}")
+    q = Table(box=box.SIMPLE_HEAD)
+    q.add_column("", no_wrap=True)
+    q.add_column("F1 (%) per signalling question", no_wrap=True)
+    for d in domains:
+        q.add_row(d.domain, "  ".join(f"{s.sq} {s.f1:.2f}" if s.used else f"{s.sq} -"
+                                      for s in sqs if s.domain == d.domain))
+    return [Text(title, overflow="fold"), t, q]
 
 
 @app.command("iaa")
@@ -137,20 +194,14 @@ def iaa(
     if as_json:
         typer.echo(report.model_dump_json())
         return
-    out = Console(width=120)
-    t = Table(title=f"Token-level pairwise F1 (%) - {report.documents} documents, {report.tokens} tokens")
-    t.add_column("Domain")
-    t.add_column("F1", justify="right")
-    t.add_column("SQs (F1)")
-    for d in report.domains:
-        sqs = ", ".join(f"{s.sq} {s.f1:.2f}" if s.used else f"{s.sq} -" for s in report.sqs
-                        if s.domain == d.domain)
-        t.add_row(f"{d.domain} {d.name}", f"{d.f1:.2f}", sqs)
-    t.add_row("Overall (SQs used)", f"{report.overall_f1:.2f}", "")
-    out.print(t)
-    j = Table(title="Judgement agreement (risk levels k = 3; SQ responses k = 5)")
-    for col in ("Scope", "n", "Observed", "PABAK", "Cohen's kappa"):
-        j.add_column(col, justify="left" if col == "Scope" else "right")
+    out = Console(width=80, highlight=False)
+    for t in _f1_tables(f"Token-level pairwise F1 (%), {report.documents} documents, "
+                        f"{report.tokens} tokens", report.domains, report.sqs,
+                        "Overall (SQs used)", report.overall_f1):
+        out.print(t)
+    j = Table(title="Judgements (levels k = 3; responses k = 5)")
+    for col in ("Scope", "n", "Observed", "PABAK", "Kappa"):
+        j.add_column(col, justify="left" if col == "Scope" else "right", no_wrap=True)
 
     def fmt(x: float | None) -> str:
         return "-" if x is None else f"{x:.3f}"
@@ -221,6 +272,7 @@ def evaluate_cmd(
     doc: list[str] = typer.Option(None, "--doc", help="Evaluate only this document id (repeatable)."),
     lexicon: str = typer.Option(None, "--lexicon", help="Cue lexicon file for --model cues (default: the packaged one)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="List every corpus warning (default: one summary line)."),
 ) -> None:
     """Leave-one-document-out evaluation of an evidence model against a gold annotator.
 
@@ -246,24 +298,24 @@ def evaluate_cmd(
         result = leave_one_document_out(corpus, model=model, gold=gold,
                                         train_annotators=annotator, documents=doc or None,
                                         params=params, progress=step)
+    if verbose:
+        for w in result.warnings:
+            err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
+    elif result.warnings:
+        err.print(f"warning: {len(result.warnings)} problem(s) reading the corpus (tagtog offsets "
+                  "realigned or clamped); --verbose lists them", markup=False, highlight=False,
+                  soft_wrap=True)
     if as_json:
         typer.echo(result.model_dump_json())
         return
-    out = Console(width=120)
-    t = Table(title=f"LODO {result.model_name} vs {result.gold}: token-level pairwise F1 (%), "
-                    f"{result.documents} documents")
-    t.add_column("Domain")
-    t.add_column("F1", justify="right")
-    t.add_column("SQs (F1)")
-    for d in result.domains:
-        sqs = ", ".join(f"{s.sq} {s.f1:.2f}" if s.used else f"{s.sq} -" for s in result.sqs
-                        if s.domain == d.domain)
-        t.add_row(f"{d.domain} {d.name}", f"{d.f1:.2f}", sqs)
-    t.add_row("Mean over SQs used", f"{result.overall_f1:.2f}", "")
-    out.print(t)
-    j = Table(title="Judgement agreement (risk levels; k = 3)")
+    out = Console(width=80, highlight=False)
+    for t in _f1_tables(f"LODO {result.model_name} vs {result.gold}: token F1 (%), "
+                        f"{result.documents} documents", result.domains, result.sqs,
+                        "Mean over SQs used", result.overall_f1):
+        out.print(t)
+    j = Table(title="Judgements (levels k = 3; responses k = 5)")
     for col in ("Scope", "n", "Observed", "PABAK"):
-        j.add_column(col, justify="left" if col == "Scope" else "right")
+        j.add_column(col, justify="left" if col == "Scope" else "right", no_wrap=True)
     for r in result.judgements:
         j.add_row(r.scope, str(r.n), "-" if r.observed is None else f"{r.observed:.3f}",
                   "-" if r.pabak is None else f"{r.pabak:.3f}")

@@ -79,6 +79,8 @@ class LodoResult(BaseModel):
     train_seconds : float
         Mean training seconds per fold.
     per_document : tuple of LodoDocument
+    warnings : tuple of str
+        Problems met reading the corpus (tagtog offsets realigned or clamped).
     """
 
     model_config = _FROZEN
@@ -97,6 +99,7 @@ class LodoResult(BaseModel):
     seconds_per_page: float
     train_seconds: float
     per_document: tuple[LodoDocument, ...]
+    warnings: tuple[str, ...] = ()
 
 
 def predictions_as_annotations(doc_id: str, document: Any, answers: dict[str, Any]) -> Any:
@@ -167,7 +170,8 @@ def leave_one_document_out(
     Raises
     ------
     InputError
-        Not an export, unknown annotator or model.
+        Not an export, unknown annotator or model, a ``documents`` id that is not
+        a gold document (the message lists the valid ids).
     EvaluationError
         No document to evaluate.
     """
@@ -189,6 +193,10 @@ def leave_one_document_out(
                                warnings=problems)
     keys = sorted(k for k, v in gold_docs.items() if v.document is not None)
     if documents is not None:
+        unknown = sorted(set(documents) - set(keys))
+        if unknown:
+            raise InputError(f"unknown document id(s) {', '.join(unknown)}; valid ids: "
+                             f"{', '.join(keys) or '(none)'}", field="documents")
         wanted = set(documents)
         keys = [k for k in keys if k in wanted]
     if not keys:
@@ -234,4 +242,5 @@ def leave_one_document_out(
         seconds_per_page=sum(r.seconds for r in rows) / pages,
         train_seconds=sum(train_secs) / len(train_secs),
         per_document=tuple(rows),
+        warnings=tuple(problems),
     )

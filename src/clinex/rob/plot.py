@@ -46,6 +46,7 @@ def plot_traffic_light(
     *,
     dpi: int = 150,
     title: str = "Risk of bias (RoB 2)",
+    labels: Sequence[str] | None = None,
 ) -> tuple[Path, Path | None]:
     """Draw the traffic-light plot of one or many trials and save it as PNG and SVG.
 
@@ -60,6 +61,9 @@ def plot_traffic_light(
     dpi : int, default 150
         Resolution of the PNG.
     title : str, default "Risk of bias (RoB 2)"
+    labels : sequence of str, optional
+        Row labels, one per assessment (e.g. the output file ids ``trial``,
+        ``trial-2`` when two inputs share a document id); default the document ids.
 
     Returns
     -------
@@ -77,6 +81,9 @@ def plot_traffic_light(
     """
     if not assessments:
         raise InputError("no assessments to plot", field="assessments")
+    names = [a.document_id for a in assessments] if labels is None else [str(x) for x in labels]
+    if len(names) != len(assessments):
+        raise InputError(f"{len(names)} labels for {len(assessments)} assessments", field="labels")
     import matplotlib
 
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -86,7 +93,7 @@ def plot_traffic_light(
 
     columns = [d.id for d in DOMAINS] + ["Overall"]
     n = len(assessments)
-    label_w = min(max(len(_label(a.document_id)) for a in assessments), _MAX_LABEL) * 0.09
+    label_w = min(max(len(_label(x)) for x in names), _MAX_LABEL) * 0.09
     width = max(7.5, 1.2 + label_w + 0.75 * len(columns) + 0.5)
     height = 1.0 + 0.55 * n + 1.3
 
@@ -105,7 +112,7 @@ def plot_traffic_light(
         ax.tick_params(length=0)
         ax.set_xticks(range(len(columns)), columns, fontweight="bold")
         ax.xaxis.set_ticks_position("top")
-        ax.set_yticks(range(n), [_label(a.document_id) for a in assessments])
+        ax.set_yticks(range(n), [_label(x) for x in names])
         ax.set_title(title, fontweight="bold", pad=12)
         for row, a in enumerate(assessments):
             risks = {d.domain: d.risk for d in a.domains}

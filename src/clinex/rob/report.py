@@ -301,7 +301,8 @@ class OutputNamer:
     Parameters
     ----------
     output_dir : str or Path
-        Created if missing.
+        Not created here: the writers create it with the first file, so a batch
+        that writes nothing leaves no empty folder behind.
     inputs : iterable of str or Path
         Files that must never be written.
 
@@ -315,7 +316,6 @@ class OutputNamer:
         self.output_dir = Path(output_dir)
         if self.output_dir.exists() and not self.output_dir.is_dir():
             raise InputError("output path exists and is not a folder", path=self.output_dir)
-        self.output_dir.mkdir(parents=True, exist_ok=True)
         self._protected = {Path(p).resolve() for p in inputs}
         self._used: set[Path] = set()
 
