@@ -17,8 +17,9 @@ compared with roger's document-level judgements (observed agreement, PABAK).
 Seconds per trial are prediction times in this process pinned to one CPU core,
 plus the time to assess a 20-page trial built from the corpus's own pages.
 
-The corpus defaults to ``../shared/data/rob_preliminary`` beside this checkout, else
-``$CLINEX_DATA/rob_preliminary``.
+The corpus defaults to ``../shared/data/rob_preliminary`` beside this checkout (relative
+to the repository root), else ``$CLINEX_DATA/rob_preliminary``; ``--data PATH`` names it.
+Without a corpus the bench exits 1 with a message naming the places it looked.
 
 Targets (issue 5): mean SQ token F1 >= 0.11 (martin: 0.1087), domain-judgement
 observed agreement >= 0.30 (martin: 0.24), a 20-page trial in <= 10 s on one core.
@@ -40,12 +41,22 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 TARGETS = {"mean_sq_token_f1": 0.11, "domain_judgement_observed": 0.30, "s_per_20_pages": 10.0}
 
 
-def _default_data() -> Path:
+def _candidates() -> list[Path]:
+    """Where the corpus is looked for without --data, in order."""
     here = Path(__file__).resolve().parents[1]
-    cand = here.parent / "shared" / "data" / "rob_preliminary"
-    if cand.is_dir():
-        return cand
-    return Path(os.environ.get("CLINEX_DATA", Path.home() / ".cache" / "clinex")) / "rob_preliminary"
+    return [here.parent / "shared" / "data" / "rob_preliminary",
+            Path(os.environ.get("CLINEX_DATA", Path.home() / ".cache" / "clinex")) / "rob_preliminary"]
+
+
+def _is_corpus(root: Path) -> bool:
+    return (root / "ann.json" / "members" / "roger-annotation").is_dir()
+
+
+def _default_data() -> Path:
+    for cand in _candidates():
+        if _is_corpus(cand):
+            return cand
+    return _candidates()[-1]
 
 
 def _pin_one_core() -> bool:
@@ -89,14 +100,19 @@ def _time_assess(model, doc, repeat: int = 3) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=None)
+    ap.add_argument("--data", type=Path, default=None, metavar="PATH",
+                    help="the rob_preliminary tagtog export (default: ../shared/data/rob_preliminary "
+                         "beside the repository, else $CLINEX_DATA/rob_preliminary)")
     ap.add_argument("--models", default="cues,sentence")
     ap.add_argument("--annotator", action="append", default=None,
                     help="training annotator(s) of the sentence model (default roger-annotation)")
     args = ap.parse_args()
     root = args.data or _default_data()
-    if not (root / "ann.json" / "members" / "roger-annotation").is_dir():
-        sys.exit(f"no rob_preliminary corpus at {root}")
+    if not _is_corpus(root):
+        looked = [root] if args.data else _candidates()
+        sys.exit("no rob_preliminary corpus (tagtog export with ann.json/members/roger-annotation) at "
+                 + " or ".join(str(p) for p in looked)
+                 + "; pass its folder with --data PATH (Zenodo 10.5281/zenodo.7698940)")
     annotators = args.annotator or ["roger-annotation"]
     pinned = _pin_one_core()
 
