@@ -166,3 +166,21 @@ def test_segments_never_cross_headings_nor_include_them() -> None:
     for q in ("1.1", "2.1"):
         for ev in answers[q].evidence:
             assert "Methods" not in ev.span.text and "\n" not in ev.span.text
+
+
+@pytest.mark.parametrize(("sentence", "response", "cue"), [
+    ("All 100 randomised patients completed follow-up; no outcome data were missing.", "Y",
+     "complete_counted"),
+    ("No outcome data were missing.", "Y", "no_missing_data"),
+    ("Outcome data were available for 294 participants (98%).", "Y", "available_all"),
+    ("Only 3 patients (1%) were lost to follow-up.", "PY", "few_lost"),
+    ("Analysis was by intention-to-treat, including all 300 randomised participants.", "Y",
+     "itt_all_analysed"),
+    ("45 patients were lost to follow-up.", "N", "missing_dropout"),
+    ("Data were available for 150 of 200 participants (75%).", "NI", None),
+])
+def test_cue_model_answers_plain_3_1_phrasings(sentence: str, response: str, cue: str | None) -> None:
+    # QA defect 6: common "complete outcome data" sentences were answered NI.
+    answer = CueEvidenceModel().predict(Document(id="t", text=sentence))["3.1"]
+    assert answer.response == response
+    assert [e.source for e in answer.evidence] == ([f"clinex.rob.cues.v1:3.1/{cue}"] if cue else [])
