@@ -172,8 +172,6 @@ def extract_cmd(
     if fmt == "phee" and output is not None and str(output) != "-":
         if output.is_dir():
             raise InputError("is a folder, expected a file path for --output", path=output)
-        if output.exists() and not force:
-            raise InputError("output file exists; pass --force to replace it", path=output)
 
     skipped: list[str] = []
     records: list[tuple[str, str]]
@@ -239,6 +237,8 @@ def extract_cmd(
     if output is not None and str(output) != "-" and in_file is not None:
         if output.exists() and output.resolve() == in_file.resolve():
             raise InputError("--output is the input file; refusing to overwrite it", path=output)
+    if fmt == "phee" and output is not None and str(output) != "-" and output.exists() and not force:
+        raise InputError("output file exists; pass --force to replace it", path=output)
     if fmt == "brat" and not force:
         for rid, _ in records:
             for suffix in (".txt", ".ann"):

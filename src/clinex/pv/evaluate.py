@@ -324,6 +324,7 @@ def evaluate_files(
 
     gold = read_phee_json(gold_path)
     pred = read_phee_json(pred_path)
+    result = _score(gold, pred, gold_path, pred_path)
     if on_warning is not None:
         gold_ids = {g.id for g in gold}
         covered = len(gold_ids & {p.id for p in pred})
@@ -331,4 +332,4 @@ def evaluate_files(
             on_warning(
                 f"predictions for {covered} of {len(gold_ids)} gold sentences; the rest count as missed"
             )
-    return _score(gold, pred, gold_path, pred_path)
+    return result
