@@ -40,7 +40,7 @@ def test_forced_trigger_gate_is_a_model_setting() -> None:
         model.fit([])
 
 
-def test_min_trigger_prob_option(cli) -> None:  # noqa: ANN001
+def test_min_trigger_prob_option(cli) -> None:
     (ev,) = extract_record("x", S1, model="crf").events
     assert 0.5 < ev.score < 0.95
     res = cli("pv", "extract", "--model", "crf", "-o", "-", "--min-trigger-prob", "0.95", S1)
@@ -53,7 +53,7 @@ def test_min_trigger_prob_option(cli) -> None:  # noqa: ANN001
 
 
 # --- 3. a JSON-lines record is one unit -----------------------------------------------------
-def test_json_record_is_not_split_but_plain_text_is(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_json_record_is_not_split_but_plain_text_is(cli, tmp_path: Path) -> None:
     whole = S2 + " " + S1
     src = tmp_path / "in.jsonl"
     src.write_text(json.dumps({"id": "r1", "text": whole}) + "\n", encoding="utf-8")
@@ -63,7 +63,7 @@ def test_json_record_is_not_split_but_plain_text_is(cli, tmp_path: Path) -> None
     assert (item.id, item.text) == ("r1", whole)
     direct = extract_record("r1", whole, model="crf")
 
-    def key(it):  # noqa: ANN001, ANN202 - score and source are not part of PHEE JSON
+    def key(it):  # score and source are not part of PHEE JSON
         return [(e.event_type, e.trigger.start, e.trigger.end, [(a.role, a.span.start) for a in e.arguments])
                 for e in it.events]
 
@@ -83,7 +83,7 @@ def test_phee_record_starting_with_number_is_one_unit(shared_data: Path) -> None
     assert all(e.trigger.text != "1" for e in pred.events)
 
 
-def test_cli_extract_then_evaluate_equals_bench(cli, tmp_path: Path, shared_data: Path) -> None:  # noqa: ANN001
+def test_cli_extract_then_evaluate_equals_bench(cli, tmp_path: Path, shared_data: Path) -> None:
     lines = (shared_data / "phee" / "json" / "dev.json").read_text(encoding="utf-8").splitlines(keepends=True)
     gold = tmp_path / "dev100.json"
     gold.write_text("".join(lines[:100]), encoding="utf-8")
@@ -104,10 +104,10 @@ def test_cli_extract_then_evaluate_equals_bench(cli, tmp_path: Path, shared_data
 
 
 # --- 6. / 7. train errors ------------------------------------------------------------------
-def test_train_transformer_without_torch(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_train_transformer_without_torch(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real_import = builtins.__import__
 
-    def no_torch(name: str, *args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def no_torch(name: str, *args, **kwargs):
         if name.split(".")[0] in ("torch", "transformers"):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return real_import(name, *args, **kwargs)
@@ -122,7 +122,7 @@ def test_train_transformer_without_torch(cli, tmp_path: Path, monkeypatch: pytes
     assert "Traceback" not in res.stderr + res.stdout
 
 
-def test_train_unknown_param_lists_valid_names(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_train_unknown_param_lists_valid_names(cli, tmp_path: Path) -> None:
     train = tmp_path / "train.json"
     train.write_text("", encoding="utf-8")
     res = cli("pv", "train", "--train", str(train), "--out", str(tmp_path / "m"), "--param", "foo=1")
@@ -132,7 +132,7 @@ def test_train_unknown_param_lists_valid_names(cli, tmp_path: Path) -> None:  # 
 
 
 # --- 8. / 9. / 10. writers -------------------------------------------------------------------
-def test_unwritable_output_is_a_clean_error(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_unwritable_output_is_a_clean_error(cli, tmp_path: Path) -> None:
     blocker = tmp_path / "file.txt"
     blocker.write_text("x", encoding="utf-8")
     target = blocker / "out.json"
@@ -143,7 +143,7 @@ def test_unwritable_output_is_a_clean_error(cli, tmp_path: Path) -> None:  # noq
     assert res.code == 2 and f"{target}: cannot create the output folder" in res.stderr
 
 
-def test_phee_output_mode_follows_umask(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_phee_output_mode_follows_umask(cli, tmp_path: Path) -> None:
     old = os.umask(0o027)
     try:
         res = cli("pv", "extract", "--model", "crf", "-o", str(tmp_path / "a.json"), S1)
@@ -153,7 +153,7 @@ def test_phee_output_mode_follows_umask(cli, tmp_path: Path) -> None:  # noqa: A
     assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o640
 
 
-def test_empty_text_gives_one_record_without_events(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_empty_text_gives_one_record_without_events(cli, tmp_path: Path) -> None:
     res = cli("pv", "extract", "--model", "crf", "")
     assert res.code == 0 and res.stdout == "text_1: \n  (no events)\n"
     out = tmp_path / "e.json"
@@ -172,14 +172,14 @@ def test_empty_text_gives_one_record_without_events(cli, tmp_path: Path) -> None
 def test_bench_without_dev_file_exits_2(tmp_path: Path) -> None:
     res = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "pv.py"), "--dev", str(tmp_path / "none.json")],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=120, check=False,
     )
     assert res.returncode == 2
     assert "pass --dev PATH" in res.stderr and "Traceback" not in res.stderr
 
 
 # --- 12. overwrite rules ----------------------------------------------------------------------
-def test_existing_outputs_need_force(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_existing_outputs_need_force(cli, tmp_path: Path) -> None:
     out = tmp_path / "o.json"
     out.write_text("keep\n", encoding="utf-8")
     res = cli("pv", "extract", "--model", "crf", "-o", str(out), S1)
@@ -206,7 +206,7 @@ def test_existing_outputs_need_force(cli, tmp_path: Path) -> None:  # noqa: ANN0
 
 
 # --- 14. evaluate output, folder input ---------------------------------------------------------
-def test_evaluate_flat_json_nested_and_coverage_warning(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_evaluate_flat_json_nested_and_coverage_warning(cli, tmp_path: Path) -> None:
     gold = tmp_path / "gold.json"
     items = extract_records([("a", S1), ("b", S2)], model=load_model("crf"))
     from clinex.io.phee_json import write_phee_json
@@ -226,6 +226,6 @@ def test_evaluate_flat_json_nested_and_coverage_warning(cli, tmp_path: Path) -> 
     assert nested["trigger"]["classification"]["f1"] == 1.0 and res.stderr == ""
 
 
-def test_extract_input_folder_says_folder(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_extract_input_folder_says_folder(cli, tmp_path: Path) -> None:
     res = cli("pv", "extract", "--model", "crf", "-i", str(tmp_path))
     assert res.code == 2 and f"{tmp_path}: is a folder" in res.stderr
