@@ -229,3 +229,22 @@ def test_evaluate_flat_json_nested_and_coverage_warning(cli, tmp_path: Path) -> 
 def test_extract_input_folder_says_folder(cli, tmp_path: Path) -> None:
     res = cli("pv", "extract", "--model", "crf", "-i", str(tmp_path))
     assert res.code == 2 and f"{tmp_path}: is a folder" in res.stderr
+
+
+# --- 2. a second event of the other type --------------------------------------------------------
+def test_second_event_of_other_type_is_kept() -> None:
+    text = "Amiodarone caused hypothyroidism, and levothyroxine improved her symptoms."
+    events = extract_record("x", text, model="crf").events
+    assert [(e.event_type, e.trigger.text) for e in events] == [
+        ("Adverse_event", "caused"),
+        ("Potential_therapeutic_event", "improved"),
+    ]
+    assert [(a.role, a.span.text) for a in events[0].arguments] == [
+        ("Treatment", "Amiodarone"),
+        ("Effect", "hypothyroidism"),
+    ]
+    assert [(a.role, a.span.text) for a in events[1].arguments] == [("Treatment", "levothyroxine")]
+    model = CRFModel.load(shipped_model_dir("crf"))
+    model.other_type_trigger_min = 1.1  # off: the old single event with both drugs
+    (ev,) = model.predict_one(text)
+    assert [a.span.text for a in ev.arguments if a.role == "Treatment"] == ["Amiodarone", "levothyroxine"]
