@@ -147,6 +147,14 @@ def test_load_evidence_model_names(tmp_path, monkeypatch) -> None:
         load_evidence_model("nonsense")
 
 
+def test_run_in_labels_are_left_out_but_sentences_with_colons_kept() -> None:
+    from clinex.rob.evidence.segment import heading_ranges
+
+    text = ("Design: Randomised controlled trial. Main outcome measures: pain.\n"
+            "We used two scales: the VAS and the NRS. The groups were: A and B.")
+    assert [text[s:e] for s, e in heading_ranges(text)] == ["Design:", "Main outcome measures:"]
+
+
 def test_segments_never_cross_headings_nor_include_them() -> None:
     # QA defect 5: evidence ran across "Abstract"/"Methods"/"Study design" headings.
     from clinex.rob.evidence.segment import segment_document
@@ -158,7 +166,7 @@ def test_segments_never_cross_headings_nor_include_them() -> None:
     got = [text[s:e] for s, e in segment_document(doc)]
     assert got == [
         "A randomised trial of drug Y",
-        "Background: We tested drug Y.",
+        "We tested drug Y.",
         "Participants were randomised using a computer-generated sequence.",
         "This was a double-blind trial.",
     ]

@@ -8,8 +8,9 @@ own, also at a full stop directly followed by an upper-case letter after a
 lower-case letter or digit, and cuts segments longer than ``max_chars`` at
 whitespace. A blank line always ends a segment. Segments never cross a section
 heading (:func:`clinex.rob.sections.find_headings`) or a short sub-heading line
-("Study design" alone on its line before a capitalised line), and the heading
-text itself is left out of every segment. Offsets are always into
+("Study design" alone on its line before a capitalised line) or a run-in label
+("Background:" in a structured abstract), and the heading text itself is left
+out of every segment. Offsets are always into
 ``Document.text`` (half-open).
 """
 
@@ -128,6 +129,12 @@ _SUBHEADING = re.compile(
 _FUNCTION_WORDS = frozenset(
     "a an the and or of in on at to for by with from as is was were be that this than".split()
 )
+# A run-in label ending in a colon at a line or sentence start (structured abstracts:
+# "Background:", "Main outcome measures:", glued PDF text "drug Y.Design: ...").
+_RUN_IN = re.compile(
+    r"(?m)(?:^|(?<=[.!?] )|(?<=[.!?]))[ \t]*(?P<h>[A-Z][A-Za-z/&\-]*(?:[ \t]+[A-Za-z/&\-]+){0,2}):(?=\s)"
+)
+_NOT_LABEL_START = frozenset("we i it they he she this these that there our their its a an the".split())
 
 
 def heading_ranges(text: str) -> list[tuple[int, int]]:
@@ -141,9 +148,11 @@ def heading_ranges(text: str) -> list[tuple[int, int]]:
     -------
     list of (int, int)
         Sorted, non-overlapping half-open ranges: each heading found by
-        :func:`clinex.rob.sections.find_headings` (with a following colon) and
-        each short sub-heading line (see ``_SUBHEADING``). Segments are cut at
-        them and never include them.
+        :func:`clinex.rob.sections.find_headings` (with a following colon),
+        each short sub-heading line (see ``_SUBHEADING``) and each run-in label
+        of one to three words ending in a colon at a line or sentence start
+        ("Background:", "Main outcome measures:"; see ``_RUN_IN``). Segments are
+        cut at them and never include them.
 
     References
     ----------
@@ -161,6 +170,11 @@ def heading_ranges(text: str) -> list[tuple[int, int]]:
     for m in _SUBHEADING.finditer(text):
         words = m.group("h").split()
         if words[-1].lower() in _FUNCTION_WORDS:
+            continue
+        found.append((m.start("h"), m.end()))
+    for m in _RUN_IN.finditer(text):
+        words = [w.lower() for w in m.group("h").split()]
+        if words[0] in _NOT_LABEL_START or any(w in _FUNCTION_WORDS for w in words[1:]):
             continue
         found.append((m.start("h"), m.end()))
     found.sort()
