@@ -424,7 +424,8 @@ def train_cmd(
             model = train_model(kind, train_items, dev_items, out, on_iteration=on_iteration, **params)
     else:
         model = train_model(
-            kind, train_items, dev_items, out, command=" ".join(["clinex", *sys.argv[1:]]), **params
+            kind, train_items, dev_items, out, command=" ".join(["clinex", *sys.argv[1:]]),
+            log=lambda line: typer.echo(line, err=True), **params
         )
     minutes = (time.time() - started) / 60
     typer.echo(f"saved {kind} model to {out} ({minutes:.1f} min)", err=True)
