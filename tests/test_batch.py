@@ -123,3 +123,17 @@ def test_batch_cli_exit_code_reports_skips(cli, tmp_path: Path) -> None:
     assert res.code == 1
     assert "bad.pdf" in res.stderr
     assert "3 items, 44 rows, 1 errors" in res.stdout
+
+
+def test_pv_batch_equals_pv_extract(cli, tmp_path: Path) -> None:
+    src = tmp_path / "r.jsonl"
+    src.write_text(
+        '{"id": "r3", "text": "Vancomycin was effective in treating MRSA pneumonia. Aspirin caused ulcer."}\n',
+        encoding="utf-8",
+    )
+    res = cli("pv", "extract", "--input", src, "--output", tmp_path / "p.json")
+    assert res.code == 0, res.stderr
+    extracted = json.loads((tmp_path / "p.json").read_text().splitlines()[0])
+    run_batch("pv", [src], tmp_path / "out")
+    (phee,) = read_results(tmp_path / "out", "SELECT phee_json FROM results")[0]
+    assert json.loads(phee) == extracted

@@ -131,35 +131,32 @@ def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
 def _pv_process(items: Sequence[Item]) -> tuple[list[dict[str, Any]], list[ItemError]]:
     from clinex.io.phee_json import to_phee_dict
     from clinex.pv.models import load_model
-    from clinex.pv.types import SentenceEvents
+    from clinex.pv.pipeline import extract_records
 
     model = _cached("pv", lambda: load_model(os.environ.get("CLINEX_PV_MODEL", "auto")))
-    texts = [it.payload for it in items]
-    rows, errors = [], []
+    records = [(it.id, it.payload) for it in items]
     try:
-        predicted = model.predict(texts)
-    except ClinexError as exc:  # fall back to one by one to isolate the bad item
-        predicted = []
-        for it in items:
+        results = extract_records(records, model=model)
+    except ClinexError:  # isolate the item the model rejects; keep the others
+        results = []
+        errors: list[ItemError] = []
+        for rec in records:
             try:
-                predicted.append(model.predict([it.payload])[0])
-            except ClinexError as exc_one:
-                errors.append(ItemError(it.id, str(exc_one)))
-                predicted.append(None)
-        del exc
-    for it, events in zip(items, predicted):
-        if events is None:
-            continue
-        record = to_phee_dict(SentenceEvents(id=it.id, text=it.payload, events=tuple(events)))
-        rows.append(
-            {
-                "id": it.id,
-                "text": it.payload,
-                "n_events": len(events),
-                "n_adverse": sum(e.event_type == "Adverse_event" for e in events),
-                "phee_json": json.dumps(record, ensure_ascii=False),
-            }
-        )
+                results.extend(extract_records([rec], model=model))
+            except ClinexError as exc:
+                errors.append(ItemError(rec[0], str(exc)))
+    else:
+        errors = []
+    rows = [
+        {
+            "id": item.id,
+            "text": item.text,
+            "n_events": len(item.events),
+            "n_adverse": sum(e.event_type == "Adverse_event" for e in item.events),
+            "phee_json": json.dumps(to_phee_dict(item), ensure_ascii=False),
+        }
+        for item in results
+    ]
     return rows, errors
 
 
