@@ -20,7 +20,7 @@ def _bench_module():
 
 def test_missing_corpus_message_suggests_data_option(tmp_path: Path) -> None:
     res = subprocess.run([sys.executable, str(BENCH), "--data", str(tmp_path / "nowhere")],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=60, check=False)
     assert res.returncode == 1
     assert "--data PATH" in res.stderr and str(tmp_path / "nowhere") in res.stderr
 

@@ -194,7 +194,7 @@ def _blocks(runs: list[_Run], width: float) -> tuple[list[list[tuple[str, float,
     return blocks, 1 if x is None else 2
 
 
-def _join_page(blocks: list[list[tuple[str, float, float]]], keep_hyphen: "_Vocabulary") -> str:
+def _join_page(blocks: list[list[tuple[str, float, float]]], keep_hyphen: _Vocabulary) -> str:
     parts: list[str] = []
     for block in blocks:
         if parts:
@@ -230,19 +230,25 @@ def _hyphenated(prev: str, cur: str) -> bool:
 #: First parts of compounds that keep their hyphen at a line break ("placebo-" +
 #: "controlled", "well-" + "known"): whole words that head hyphenated compounds in
 #: trial reports, not prefixes that also start single words ("pre-", "co-", "sub-").
-COMPOUND_HEADS = frozenset("""
-    placebo well double single triple open follow self non long short time dose evidence
-    intention computer block sex age high low full cross quasi all day week month year
-    care cost risk patient investigator assessor outcome treatment health web end blood
-    heart case group cluster one two three four first second third side drug study
-    participant community hospital home person face hand real""".split())
+COMPOUND_HEADS = frozenset({
+    "placebo", "well", "double", "single", "triple", "open", "follow", "self", "non",
+    "long", "short", "time", "dose", "evidence", "intention", "computer", "block", "sex",
+    "age", "high", "low", "full", "cross", "quasi", "all", "day", "week", "month", "year",
+    "care", "cost", "risk", "patient", "investigator", "assessor", "outcome", "treatment",
+    "health", "web", "end", "blood", "heart", "case", "group", "cluster", "one", "two",
+    "three", "four", "first", "second", "third", "side", "drug", "study", "participant",
+    "community", "hospital", "home", "person", "face", "hand", "real",
+})
 
 #: Word endings that are never a word of their own: a line starting with one
 #: continues the word broken before it ("assign-" + "ment", "follow-" + "ing").
-_SUFFIXES = frozenset("""
-    ing ings ed er ers ly ness ment ments tion tions sion sions al ally ity ities ive
-    ives ous able ible ance ances ence ences ure ures es s ation ations ised ized ise
-    ize ising izing ant ants ent ents ism ist ists""".split())
+_SUFFIXES = frozenset({
+    "ing", "ings", "ed", "er", "ers", "ly", "ness", "ment", "ments", "tion", "tions",
+    "sion", "sions", "al", "ally", "ity", "ities", "ive", "ives", "ous", "able", "ible",
+    "ance", "ances", "ence", "ences", "ure", "ures", "es", "s", "ation", "ations", "ised",
+    "ized", "ise", "ize", "ising", "izing", "ant", "ants", "ent", "ents", "ism", "ist",
+    "ists",
+})
 
 
 class _Vocabulary:

@@ -146,7 +146,6 @@ def _f1_tables(title: str, domains, sqs, overall_label: str, overall: float) -> 
     """Two tables that fit 80 columns unwrapped: F1 per domain, then per SQ by domain."""
     from rich import box
     from rich.table import Table
-
     from rich.text import Text
 
     t = Table(box=box.SIMPLE_HEAD)

@@ -20,7 +20,7 @@ import re
 
 from clinex.text import Document
 
-__all__ = ["segment_text", "segment_document", "heading_ranges", "normalise"]
+__all__ = ["heading_ranges", "normalise", "segment_document", "segment_text"]
 
 # A boundary: sentence-final punctuation, optional closing quote/bracket, then either
 # whitespace before an upper-case letter/digit/opening quote, or (glued PDF text) an
@@ -126,15 +126,19 @@ def segment_document(document: Document, *, max_chars: int = 500) -> list[tuple[
 _SUBHEADING = re.compile(
     r"(?m)^[ \t]*(?P<h>[A-Z][A-Za-z/&\-]*(?:[ \t]+[A-Za-z/&\-]+){0,3})[ \t]*:?[ \t]*\n(?=[ \t]*[A-Z0-9])"
 )
-_FUNCTION_WORDS = frozenset(
-    "a an the and or of in on at to for by with from as is was were be that this than".split()
-)
+_FUNCTION_WORDS = frozenset({
+    "a", "an", "the", "and", "or", "of", "in", "on", "at", "to", "for", "by", "with",
+    "from", "as", "is", "was", "were", "be", "that", "this", "than",
+})
 # A run-in label ending in a colon at a line or sentence start (structured abstracts:
 # "Background:", "Main outcome measures:", glued PDF text "drug Y.Design: ...").
 _RUN_IN = re.compile(
     r"(?m)(?:^|(?<=[.!?] )|(?<=[.!?]))[ \t]*(?P<h>[A-Z][A-Za-z/&\-]*(?:[ \t]+[A-Za-z/&\-]+){0,2}):(?=\s)"
 )
-_NOT_LABEL_START = frozenset("we i it they he she this these that there our their its a an the".split())
+_NOT_LABEL_START = frozenset({
+    "we", "i", "it", "they", "he", "she", "this", "these", "that", "there", "our", "their",
+    "its", "a", "an", "the",
+})
 
 
 def heading_ranges(text: str) -> list[tuple[int, int]]:
