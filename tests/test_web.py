@@ -87,3 +87,10 @@ def test_cohort_screen_upload(client: TestClient, shared_data: Path) -> None:
     body = resp.json()
     assert len(body) == 13
     assert {d["label"] for d in body.values()} <= {"met", "not met"}
+
+
+def test_missing_filename_is_a_clinex_error(client: TestClient) -> None:
+    resp = client.post("/api/rob/assess", content=TRIAL.encode())
+    assert resp.status_code == 422
+    body = resp.json()
+    assert body["code"] == "CLX001" and "filename: Field required" in body["message"]

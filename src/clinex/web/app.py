@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, Field
 
@@ -97,6 +98,15 @@ def create_app() -> FastAPI:
     @app.exception_handler(ClinexError)
     async def _clinex_error(_: Request, exc: ClinexError) -> JSONResponse:
         return JSONResponse(status_code=422, content={"code": exc.code, "message": str(exc)})
+
+    @app.exception_handler(RequestValidationError)
+    async def _bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'body'}: {e.get('msg', 'invalid')}"
+            for e in exc.errors()
+        )
+        err = InputError(f"bad request ({problems})")
+        return JSONResponse(status_code=422, content={"code": err.code, "message": str(err)})
 
     @app.get("/", response_class=HTMLResponse)
     def index() -> str:
