@@ -262,7 +262,7 @@ def _link(ann: _Ann) -> list[Event]:
     sub_to_main: dict[str, str] = {}
     child_to_parent: dict[str, str] = {}
     cue_to_event: dict[str, str] = {}
-    for rtype, a1, a2, n in ann.rels:
+    for rtype, a1, a2, _line in ann.rels:
         if rtype == "has":
             sub_to_main[a2] = a1
         elif rtype == "has_child":

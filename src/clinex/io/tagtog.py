@@ -95,9 +95,10 @@ def doc_key(path: str | Path) -> str:
 
 
 def _read_pages(path: Path) -> list[tuple[str, str]]:
+    from xml.etree.ElementTree import ParseError
+
     from defusedxml import ElementTree
     from defusedxml.common import DefusedXmlException
-    from xml.etree.ElementTree import ParseError
 
     if not path.is_file():
         raise InputError("no such file", path=path)

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 from clinex.errors import InputError, ModelError, OffsetError, SchemaError
 from clinex.rob.algorithm import domain_risk, is_applicable, overall_risk
 from clinex.rob.schema import DOMAINS, SQ_IDS, judgement_for, sq
-from clinex.rob.types import DomainResult, Evidence, SQAnswer, TrialAssessment
+from clinex.rob.types import DomainResult, SQAnswer, TrialAssessment
 from clinex.text import Document, check_span
 
 __all__ = ["EvidenceModel", "assess", "assess_path", "load_trial", "default_model", "model_name"]

@@ -289,10 +289,10 @@ def load_annotator(
     """
     from clinex.io.tagtog import (
         doc_key,
+        parse_label,
         read_tagtog_annotations,
         read_tagtog_document,
         read_tagtog_judgements,
-        parse_label,
         sq_of,
     )
 

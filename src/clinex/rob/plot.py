@@ -85,7 +85,6 @@ def plot_traffic_light(
     if len(names) != len(assessments):
         raise InputError(f"{len(names)} labels for {len(assessments)} assessments", field="labels")
     import matplotlib
-
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D

@@ -93,9 +93,9 @@ def load_headings(path: str | None = None) -> HeadingList:
         Not YAML, a missing or extra key, a label that is not a lower-case word, or
         a spelling that is not a valid regular expression (label and index named).
     """
-    import yaml
     from importlib import resources
 
+    import yaml
     from pydantic import ValidationError
 
     if path is None or path == "default":

@@ -158,7 +158,6 @@ def create_app() -> FastAPI:
         request: Request, filename: str = Query(...), model: str = Query("auto")
     ) -> dict[str, Any]:
         from clinex.rob.assess import assess_path
-
         from clinex.rob.evidence import load_evidence_model
 
         _check_model(model, ROB_MODELS, "model")

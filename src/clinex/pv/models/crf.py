@@ -274,14 +274,21 @@ class CRFModel:
             labs["sub"] = [sub or OUTSIDE for _, _, sub in parts]
             data.append((self._features(item.text, toks), labs))
         for layer in self.layers:
+            max_iter = int(self.joint_iterations if layer == "args" else self.max_iterations)
             callback = on_iteration
 
             class _Trainer(pycrfsuite.Trainer):  # type: ignore[misc, name-defined]
-                def on_iteration(self, log: str, info: dict[str, Any]) -> None:  # noqa: D401
-                    if callback is not None:
-                        callback(layer, int(info.get("num", 0)), max_iter)
+                def on_iteration(
+                    self,
+                    log: str,
+                    info: dict[str, Any],
+                    _callback: Any = callback,
+                    _layer: str = layer,
+                    _max_iter: int = max_iter,
+                ) -> None:
+                    if _callback is not None:
+                        _callback(_layer, int(info.get("num", 0)), _max_iter)
 
-            max_iter = int(self.joint_iterations if layer == "args" else self.max_iterations)
             trainer = _Trainer(algorithm="lbfgs", verbose=False)
             trainer.set_params(
                 {
