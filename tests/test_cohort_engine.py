@@ -253,3 +253,15 @@ def test_mixed_course(own: dict) -> None:
     assert d["DIETSUPP-2MOS"].label == "not met"  # calcium stopped in October (> 61 days); vitamin D only
     mi = _one(d["MI-6MOS"], "MI-6MOS.mi:term=nstemi")
     assert mi.record_date in (dt.date(2081, 9, 20), dt.date(2082, 2, 15))
+
+
+def test_surgery_and_aspirin_that_never_happened(own: dict) -> None:
+    """QA: postponed/cancelled surgery, never-started/declined aspirin, one-off EMS nitro (GUIDELINE ABDOMINAL, ASP-FOR-MI)."""
+    p, d = own["t09_never_happened"]
+    assert d["ABDOMINAL"].label == "not met" and d["ABDOMINAL"].evidence == ()
+    assert d["ASP-FOR-MI"].label == "not met"
+    assert all(":against=" in e.rule for e in d["ASP-FOR-MI"].evidence)
+    # only the statin is left as a CAD drug: never-started/advised aspirin and the EMS nitroglycerin do not count
+    (ev,) = d["ADVANCED-CAD"].evidence
+    assert ev.rule.startswith("ADVANCED-CAD.cad_meds:term=statin@")
+    assert p.text[ev.span.start : ev.span.end] == "- simvastatin 40 mg nightly"
