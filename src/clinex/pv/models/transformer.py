@@ -62,12 +62,20 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import importlib.util
+
 from clinex.errors import ModelError
 from clinex.pv.attributes import CUE_LABELS, cues_to_attributes, event_cues
 from clinex.pv.types import Argument, Combination, Event, SentenceEvents
 from clinex.text import Span
 
 __all__ = ["LAYERS", "TransformerExtractor", "train_transformer", "MODEL_NAME"]
+
+# The neural extra must be installed; failing at import lets the model registry fall
+# back to the CRF for ``auto`` (torch itself is imported lazily, inside the methods).
+for _dep in ("torch", "transformers", "safetensors"):
+    if importlib.util.find_spec(_dep) is None:
+        raise ModuleNotFoundError(f"No module named '{_dep}'", name=_dep)
 
 MODEL_NAME = "clinex.pv.transformer.v1"
 FORMAT_VERSION = 1
@@ -1025,10 +1033,17 @@ class TransformerExtractor:
         ------
         ModelError
             If ``model.json`` is missing, not of kind ``transformer``, from another
-            format version, or its tag layers differ from this code's.
+            format version, or its tag layers differ from this code's; or torch,
+            transformers or safetensors is not installed.
         """
-        import torch
-        from safetensors.torch import load_file
+        try:
+            import torch
+            from safetensors.torch import load_file
+        except ModuleNotFoundError as exc:
+            raise ModelError(
+                f"the transformer model needs '{exc.name}'; install it with: pip install 'clinex[neural]'",
+                path=path,
+            ) from None
 
         from clinex.pv.models.encoders import load_encoder, load_tokenizer
 
