@@ -72,7 +72,7 @@ def test_screen_csv_and_jsonl(cli, folder: Path, tmp_path: Path) -> None:
     out = tmp_path / "res.csv"
     assert cli("cohort", "screen", str(folder), "-o", str(out), "-q").code == 0
     rows = list(csv.DictReader(out.open(encoding="utf-8")))
-    assert list(rows[0]) == ["patient", "criterion", "label", "score", "record_date", "start", "end", "rule", "value", "sentence"]
+    assert list(rows[0]) == ["patient", "criterion", "label", "score", "record_date", "start", "end", "rule", "source", "value", "sentence"]
     assert {r["patient"] for r in rows} == set(GOOD)
     mi = [r for r in rows if r["patient"] == "t01_window_edges_in" and r["criterion"] == "MI-6MOS"]
     assert mi[0]["label"] == "met" and mi[0]["sentence"] == "Principal diagnosis: NSTEMI."
@@ -94,7 +94,7 @@ def test_one_bad_patient_is_reported_and_others_screened(cli, folder: Path, tmp_
     assert (folder / "c_big.xml").stat().st_size > 5_000_000
     out = tmp_path / "out"
     r = cli("cohort", "screen", str(folder), "-o", str(out))
-    assert r.code == 0
+    assert r.code == 1  # some patients skipped (as `clinex batch cohort`); the others are written
     assert "a_malformed.xml" in r.stderr and "[CLX002]" in r.stderr
     assert "b_binary.xml" in r.stderr and "[CLX003]" in r.stderr
     assert "c_big.xml" in r.stderr and "exceed the screening limit" in r.stderr
@@ -112,6 +112,7 @@ def test_missing_record_date_is_screened(cli, tmp_path: Path) -> None:
     out = tmp_path / "o.json"
     r = cli("cohort", "screen", str(src), "-o", str(out))
     assert r.code == 0, r.stderr
+    assert f"warning: {src}: record 1 of 1: date 'sometime' does not parse; no record is dated" in r.stderr
     d = json.loads(out.read_text(encoding="utf-8"))["nodate"]
     assert d["MI-6MOS"]["label"] == "met"  # no dates at all: the last record is "now"
     assert d["MI-6MOS"]["evidence"][0]["record_date"] is None
@@ -123,6 +124,72 @@ def test_nothing_screenable_exits_2(cli, tmp_path: Path) -> None:
     r = cli("cohort", "screen", str(bad), "-o", str(tmp_path / "o.json"))
     assert r.code == 2
     assert "[CLX002]" in r.stderr and "no patient could be screened" in r.stderr
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_empty_folder_is_named(cli, folder: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "emptydir"
+    empty.mkdir()
+    r = cli("cohort", "screen", str(empty), "-o", str(tmp_path / "out"))
+    assert r.code == 2
+    assert f"[CLX001] {empty}: no *.xml files or note folders" in r.stderr
+    assert not (tmp_path / "out").exists()  # nothing written, no empty folder left
+    r = cli("cohort", "screen", str(folder), str(empty), "-o", str(tmp_path / "o.json"), "-q")
+    assert r.code == 1 and f"{empty}: no *.xml files or note folders" in r.stderr
+    assert list(json.loads((tmp_path / "o.json").read_text(encoding="utf-8"))) == GOOD
+
+
+@pytest.mark.parametrize("name", ["x.txt", "res.jsn", "run.2024"])
+def test_unknown_output_suffix_is_an_error(cli, folder: Path, tmp_path: Path, name: str) -> None:
+    out = tmp_path / name
+    r = cli("cohort", "screen", str(folder / "t04_labs.xml"), "-o", str(out))
+    assert r.code == 2
+    suffix = Path(name).suffix
+    assert f"unknown output type '{suffix}' (use a folder, .json, .jsonl or .csv)" in r.stderr
+    assert not out.exists()
+    out.mkdir()  # an existing folder is fine, whatever its name
+    assert cli("cohort", "screen", str(folder / "t04_labs.xml"), "-o", str(out), "-q").code == 0
+    assert [p.name for p in out.iterdir()] == ["t04_labs.xml"]
+
+
+def test_outputs_get_the_umask_mode(cli, folder: Path, tmp_path: Path) -> None:
+    import os
+
+    old = os.umask(0o022)
+    try:
+        assert cli("cohort", "screen", str(folder / "t04_labs.xml"), "-o", str(tmp_path / "out"), "-q").code == 0
+        assert cli("cohort", "screen", str(folder / "t04_labs.xml"), "-o", str(tmp_path / "o.json"), "-q").code == 0
+    finally:
+        os.umask(old)
+    assert (tmp_path / "out" / "t04_labs.xml").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "o.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_bad_last_record_date_warns_once(cli, tmp_path: Path) -> None:
+    src = tmp_path / "shift.xml"
+    stars = "*" * 100
+    src.write_text(
+        '<?xml version="1.0" encoding="UTF-8" ?>\n<PatientMatching>\n<TEXT><![CDATA[\n'
+        f"Record date: 2070-05-01\n\nSeen in clinic.\n{stars}\nRecord date: 2071-02-30\n\nNSTEMI.\n"
+        f"{stars}\nNo date here.\n]]></TEXT>\n</PatientMatching>\n",
+        encoding="utf-8",
+    )
+    r = cli("cohort", "screen", str(src), "-o", str(tmp_path / "o.json"), "-q")
+    assert r.code == 0, r.stderr
+    warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("warning:")]
+    assert warnings == [
+        f"warning: {src}: record 2 of 3: date '2071-02-30' does not parse; "
+        "record 3 of 3: no 'Record date:' line; 'now' is 2070-05-01 (record 1)"
+    ]
+
+
+def test_a_note_folder_given_directly_is_one_patient(cli, tmp_path: Path) -> None:
+    pat = tmp_path / "p9"
+    pat.mkdir()
+    (pat / "2080-01-10_discharge.txt").write_text("Principal diagnosis: NSTEMI.\n", encoding="utf-8")
+    r = cli("cohort", "screen", str(pat), "-o", str(tmp_path / "o.json"), "-q")
+    assert r.code == 0, r.stderr
+    assert json.loads((tmp_path / "o.json").read_text(encoding="utf-8"))["p9"]["MI-6MOS"]["label"] == "met"
 
 
 def test_bad_arguments(cli, folder: Path, tmp_path: Path) -> None:

@@ -144,8 +144,11 @@ def screen(
 ) -> None:
     """Screen patients against the criteria; write decisions with their evidence.
 
-    A bad patient file is reported on stderr and skipped; all others are screened.
-    The exit status is 0 when at least one patient was written, 2 when none was.
+    A bad patient file (or an empty folder) is reported on stderr and skipped; all
+    others are screened. A record whose date is missing or does not parse gets one
+    warning line per patient on stderr. Exit status: 0 when every patient was
+    screened, 1 when some were skipped (the others are written), 2 when none could
+    be screened or the usage is wrong (bad output type, unknown criteria).
     """
     from pathlib import Path
 
@@ -161,7 +164,7 @@ def screen(
     total = 0
     for p in paths:
         q = Path(p)
-        total += len(list(q.glob("*.xml"))) + sum(1 for d in q.iterdir() if d.is_dir()) if q.is_dir() else 1
+        total += (len(list(q.glob("*.xml"))) + sum(1 for d in q.iterdir() if d.is_dir()) or 1) if q.is_dir() else 1
     errors: list[ClinexError] = []
     console = Console(stderr=True)
     if quiet or total <= 1:
@@ -174,9 +177,14 @@ def screen(
             task = bar.add_task("screen", total=total)
             n = screen_paths(paths, output, criteria, errors=errors, on_patient=lambda _p: bar.advance(task))
     if not quiet:
-        console.print(f"screened {n} patient(s), {len(errors)} skipped -> {output}")
+        console.print(f"screened {n} patient(s), {len(errors)} skipped -> {output}" if n else
+                      f"no patient could be screened ({len(errors)} skipped); nothing written")
     if n == 0:
-        raise InputError(f"no patient could be screened ({len(errors)} bad input(s))")
+        if errors:  # each reason, naming its file or folder, is already on stderr
+            raise typer.Exit(2)
+        raise InputError("no patient could be screened")
+    if errors:
+        raise typer.Exit(1)
 
 
 @app.command("criteria")

@@ -12,7 +12,12 @@ Output formats (chosen by ``--output``):
 * ``*.json`` → one object ``{patient_id: {criterion: {label, score, evidence: [...]}}}``;
 * ``*.jsonl`` → one line per patient;
 * ``*.csv`` → one row per patient × criterion × evidence sentence, with columns
-  ``patient, criterion, label, score, record_date, start, end, rule, value, sentence``.
+  ``patient, criterion, label, score`` followed by :data:`EVIDENCE_FIELDS`.
+
+Any other suffix (``res.jsn``, ``x.txt``) is an error, so that a typo never
+becomes a folder. Every evidence item is written by :func:`evidence_record`, the
+one flat layout shared by these files, ``clinex batch cohort`` (``evidence_json``)
+and the web API.
 
 References
 ----------
@@ -23,15 +28,30 @@ References
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
-from clinex.cohort.types import Decision, Patient
+from clinex.cohort.types import Decision, Evidence, Patient
 from clinex.errors import ClinexError, InputError
 
-__all__ = ["screen", "get_engine", "screen_paths", "decisions_to_dict", "write_decisions"]
+__all__ = [
+    "EVIDENCE_FIELDS",
+    "screen",
+    "get_engine",
+    "screen_paths",
+    "evidence_record",
+    "decision_record",
+    "decisions_to_dict",
+    "date_warning",
+    "write_decisions",
+]
+
+#: Keys of :func:`evidence_record`, in order (also the CSV's evidence columns).
+EVIDENCE_FIELDS = ("record_date", "start", "end", "rule", "source", "value", "sentence")
 
 _ENGINES: dict[tuple[str, ...], object] = {}
 
@@ -84,33 +104,88 @@ def screen(patient: Patient, criteria: str | Path | Sequence[str | Path] = "n2c2
     return get_engine(criteria).screen(patient)
 
 
-def decisions_to_dict(decisions: dict[str, Decision]) -> dict[str, dict]:
-    """JSON-ready form: criterion → {label, score, evidence: [{record_date, start, end, sentence, rule, source, value}]}.
+def evidence_record(e: Evidence) -> dict[str, Any]:
+    """The flat, JSON-ready record of one evidence item (the one layout of every output).
 
-    ``source`` is the versioned criterion id (``"CREATININE.v1"``) the rule belongs to.
+    Parameters
+    ----------
+    e : Evidence
+
+    Returns
+    -------
+    dict
+        Keys :data:`EVIDENCE_FIELDS`: ``record_date`` (ISO date or None),
+        ``start`` / ``end`` (characters into ``Patient.text``, half-open; for a
+        discontinuous span, its first start and last end), ``rule`` (what fired),
+        ``source`` (versioned criterion id, ``"CREATININE.v1"``), ``value`` (lab
+        value in the criterion's unit, or None) and ``sentence`` (the evidence
+        text, ``Patient.text[start:end]`` for a one-fragment span).
+
+    Examples
+    --------
+    >>> evidence_record(decision.evidence[0])["sentence"]   # doctest: +SKIP
+    'Principal diagnosis: NSTEMI.'
     """
-    out: dict[str, dict] = {}
-    for name, d in decisions.items():
-        out[name] = {
-            "label": d.label,
-            "score": d.score,
-            "evidence": [
-                {
-                    "record_date": e.record_date.isoformat() if e.record_date else None,
-                    "start": e.span.start,
-                    "end": e.span.end,
-                    "sentence": e.span.text,
-                    "rule": e.rule,
-                    "source": e.span.source,
-                    "value": e.value,
-                }
-                for e in d.evidence
-            ],
-        }
-    return out
+    return {
+        "record_date": e.record_date.isoformat() if e.record_date else None,
+        "start": e.span.start,
+        "end": e.span.end,
+        "rule": e.rule,
+        "source": e.span.source,
+        "value": e.value,
+        "sentence": e.span.text,
+    }
+
+
+def decision_record(d: Decision) -> dict[str, Any]:
+    """``{"label", "score", "evidence": [evidence_record, ...]}`` for one decision."""
+    return {"label": d.label, "score": d.score, "evidence": [evidence_record(e) for e in d.evidence]}
+
+
+def decisions_to_dict(decisions: dict[str, Decision]) -> dict[str, dict]:
+    """JSON-ready form: criterion → :func:`decision_record` (evidence as :func:`evidence_record`)."""
+    return {name: decision_record(d) for name, d in decisions.items()}
+
+
+def date_warning(patient: Patient) -> str | None:
+    """One line naming the records whose date is missing or does not parse, or None.
+
+    Such a record can never be "now" (GUIDELINE.md, "The reference point"): when it
+    is the last one, "now" silently moves back to the latest valid date, so every
+    time window shifts. Records are numbered from 1 in file order.
+
+    Parameters
+    ----------
+    patient : Patient
+
+    Returns
+    -------
+    str or None
+        E.g. ``"warning: 001.xml: record 2 of 2: date '2071-02-30' does not parse;
+        'now' is 2070-05-01 (record 1)"``; None when every record is dated.
+    """
+    from clinex.io.n2c2_xml import _DATE_LINE
+
+    bad = []
+    for i, r in enumerate(patient.records, start=1):
+        if r.date is not None:
+            continue
+        m = _DATE_LINE.search(patient.text, r.start, r.end)
+        bad.append(f"record {i} of {len(patient.records)}: " + (f"date {m.group(1)!r} does not parse" if m else "no 'Record date:' line"))
+    if not bad:
+        return None
+    now = patient.now
+    if now is None:
+        where = "no record is dated, so time windows use the last record only"
+    else:
+        k = max(i for i, r in enumerate(patient.records, start=1) if r.date == now)
+        where = f"'now' is {now.isoformat()} (record {k})"
+    name = patient.source or patient.id
+    return f"warning: {name}: {'; '.join(bad)}; {where}"
 
 
 def _kind(output: Path) -> str:
+    """"json", "jsonl", "csv" or "xml" (a folder); any other suffix is an error, never a new folder."""
     suf = output.suffix.lower()
     if suf in (".json", ".jsonl", ".csv"):
         return suf[1:]
@@ -118,11 +193,15 @@ def _kind(output: Path) -> str:
         raise InputError("--output for XML is a folder (one <id>.xml per patient), not a .xml file", path=output)
     if output.exists() and not output.is_dir():
         raise InputError("output exists and is not a folder; use a .json, .jsonl or .csv file or a folder", path=output)
+    if suf and not output.is_dir():
+        raise InputError(f"unknown output type {output.suffix!r} (use a folder, .json, .jsonl or .csv)", path=output)
     return "xml"
 
 
 def write_decisions(results: Iterable[tuple[Patient, dict[str, Decision]]], output: str | Path) -> int:
     """Write screening results; returns the number of patients written.
+
+    Nothing is created when ``results`` is empty.
 
     Raises
     ------
@@ -131,6 +210,11 @@ def write_decisions(results: Iterable[tuple[Patient, dict[str, Decision]]], outp
     """
     output = Path(output)
     kind = _kind(output)
+    results = iter(results)
+    first = next(results, None)
+    if first is None:  # nothing to write: no empty folder or file is left behind
+        return 0
+    results = itertools.chain([first], results)
     n = 0
     if kind == "xml":
         from clinex.io.n2c2_xml import write_patient
@@ -155,18 +239,15 @@ def write_decisions(results: Iterable[tuple[Patient, dict[str, Decision]]], outp
     else:
         with output.open("w", encoding="utf-8", newline="") as fh:
             w = csv.writer(fh)
-            w.writerow(["patient", "criterion", "label", "score", "record_date", "start", "end", "rule", "value", "sentence"])
+            w.writerow(["patient", "criterion", "label", "score", *EVIDENCE_FIELDS])
             for p, dec in results:
                 n += 1
                 for name, d in dec.items():
                     if not d.evidence:
-                        w.writerow([p.id, name, d.label, d.score, "", "", "", "", "", ""])
+                        w.writerow([p.id, name, d.label, d.score, *([""] * len(EVIDENCE_FIELDS))])
                     for e in d.evidence:
-                        w.writerow([
-                            p.id, name, d.label, d.score,
-                            e.record_date.isoformat() if e.record_date else "",
-                            e.span.start, e.span.end, e.rule, "" if e.value is None else e.value, e.span.text,
-                        ])
+                        rec = evidence_record(e)
+                        w.writerow([p.id, name, d.label, d.score, *("" if rec[k] is None else rec[k] for k in EVIDENCE_FIELDS)])
     return n
 
 
@@ -177,6 +258,7 @@ def screen_paths(
     *,
     errors: list[ClinexError] | None = None,
     on_patient: Callable[[Patient], None] | None = None,
+    warnings: list[str] | None = None,
 ) -> int:
     """Screen every patient under ``paths`` and write the results to ``output``.
 
@@ -192,6 +274,10 @@ def screen_paths(
         Receives one ClinexError per bad patient (each is also printed to stderr).
     on_patient : callable, optional
         Called after each patient is screened (progress bars).
+    warnings : list, optional
+        Receives the :func:`date_warning` line of each patient with a missing or
+        unparsable record date (each is also printed to stderr); such a patient is
+        still screened.
 
     Returns
     -------
@@ -220,6 +306,11 @@ def screen_paths(
             except ClinexError as exc:
                 log.append(exc)
                 continue
+            msg = date_warning(p)
+            if msg is not None:
+                if warnings is not None:
+                    warnings.append(msg)
+                print(msg, file=sys.stderr)
             yield p
 
     def _results():

@@ -350,9 +350,13 @@ def read_patient(path: str | Path, *, max_bytes: int = MAX_BYTES) -> Patient:
 
 
 def _expand(item: str | Path) -> list[tuple[str, Path]]:
+    """(kind, path) of the patients under one input: an XML file, a note folder
+    (``*.txt`` files and no ``*.xml``), or a folder of XML files and note folders."""
     p = Path(item)
     if p.is_dir():
         out: list[tuple[str, Path]] = [("xml", f) for f in sorted(p.glob("*.xml")) if f.is_file()]
+        if not out and any(f.is_file() for f in p.glob("*.txt")):
+            return [("notes", p)]  # the folder is itself one patient's notes
         out += [
             ("notes", d)
             for d in sorted(p.iterdir())
@@ -376,7 +380,9 @@ def read_patients(
     paths_or_dirs : path or iterable of paths
         XML files, and folders. A folder contributes its ``*.xml`` files (sorted by
         name) and each sub-folder holding ``*.txt`` notes as one patient (see
-        :func:`clinex.io.notes_folder.read_notes_folder`).
+        :func:`clinex.io.notes_folder.read_notes_folder`); a folder holding
+        ``*.txt`` notes and no ``*.xml`` is itself one patient. A folder with
+        neither is a bad input (``no *.xml files or note folders``).
     errors : {"report", "raise", "ignore"}, default "report"
         What a bad patient does: ``"report"`` prints ``[CODE] file: message`` to
         stderr and skips it; ``"raise"`` raises; ``"ignore"`` skips it silently.
@@ -405,7 +411,16 @@ def read_patients(
     from clinex.io.notes_folder import read_notes_folder
 
     for item in paths_or_dirs:
-        for kind, p in _expand(item):
+        found = _expand(item)
+        if not found:  # an empty folder is a bad input, named like any other
+            exc = InputError("no *.xml files or note folders", path=item)
+            if error_log is not None:
+                error_log.append(exc)
+            if errors == "raise":
+                raise exc
+            if errors == "report":
+                print(str(exc), file=sys.stderr)
+        for kind, p in found:
             try:
                 yield read_patient(p, max_bytes=max_bytes) if kind == "xml" else read_notes_folder(p)
             except ClinexError as exc:
@@ -525,6 +540,9 @@ def write_patient(
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(xml)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; an output file gets the usual mode
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
