@@ -137,3 +137,51 @@ def test_pv_batch_equals_pv_extract(cli, tmp_path: Path) -> None:
     run_batch("pv", [src], tmp_path / "out")
     (phee,) = read_results(tmp_path / "out", "SELECT phee_json FROM results")[0]
     assert json.loads(phee) == extracted
+
+
+COHORT = Path(__file__).parent / "data" / "cohort"
+
+
+def test_cohort_batch_criteria_evidence_layout_and_resume(cli, tmp_path: Path) -> None:
+    """`clinex batch cohort --criteria` screens with those criteria; evidence_json is the
+    screen layout (clinex.cohort.screen.evidence_record); other criteria cannot resume the run."""
+    folder = tmp_path / "pats"
+    folder.mkdir()
+    for name in ("t01_window_edges_in", "t04_labs"):
+        (folder / f"{name}.xml").write_bytes((COHORT / f"{name}.xml").read_bytes())
+    crit = tmp_path / "insulin.yaml"
+    crit.write_text("name: ON-INSULIN\nconcepts:\n  insulin:\n    phrases: [insulin]\n    exclude_context: ['\\bif\\b']\nrule: insulin\n",
+                    encoding="utf-8")
+    out = tmp_path / "run"
+    res = cli("batch", "cohort", folder, "-o", out, "--criteria", crit, "--criteria", "n2c2")
+    assert res.code == 0, res.stderr
+    assert "2 items, 28 rows, 0 errors" in res.stdout  # 2 patients x (13 + 1) criteria
+    rows = read_results(out, "SELECT patient, label FROM results WHERE criterion = 'ON-INSULIN' ORDER BY 1")
+    assert rows == [("t01_window_edges_in", "met"), ("t04_labs", "not met")]
+    assert json.loads((out / "manifest.json").read_text())["criteria"] == [str(crit.resolve()), "n2c2"]
+    # the same evidence records as `clinex cohort screen ... -o x.json`
+    assert cli("cohort", "screen", folder / "t04_labs.xml", "-o", tmp_path / "s.json", "-q").code == 0
+    screened = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["t04_labs"]["CREATININE"]["evidence"]
+    (ev_json,) = read_results(out, "SELECT evidence_json FROM results WHERE patient = 't04_labs' AND criterion = 'CREATININE'")[0]
+    assert json.loads(ev_json) == screened
+    assert list(screened[0]) == ["record_date", "start", "end", "rule", "source", "value", "sentence"]
+    # resuming with other criteria (or an edited criterion file) is refused
+    res = cli("batch", "cohort", folder, "-o", out)
+    assert res.code == 2 and "different batch run" in res.stderr
+    crit.write_text(crit.read_text(encoding="utf-8").replace("[insulin]", "[insulin, glargine]"), encoding="utf-8")
+    res = cli("batch", "cohort", folder, "-o", out, "--criteria", crit, "--criteria", "n2c2")
+    assert res.code == 2 and "different batch run" in res.stderr
+
+
+def test_cohort_batch_bad_criteria_and_empty_folder(cli, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: X\nlabs:\n  egfr:\n    names: [egfr]\n    below: sixty\nrule: egfr\n", encoding="utf-8")
+    res = cli("batch", "cohort", COHORT / "t04_labs.xml", "-o", tmp_path / "o1", "--criteria", bad)
+    assert res.code == 2 and "field 'labs.egfr.below'" in res.stderr and "field 'labs.egfr.unit'" in res.stderr
+    res = cli("batch", "rob", COHORT / "t04_labs.xml", "-o", tmp_path / "o2", "--criteria", "n2c2")
+    assert res.code == 2 and "criteria are for the cohort task" in res.stderr
+    empty = tmp_path / "emptydir"
+    empty.mkdir()
+    res = cli("batch", "cohort", empty, COHORT / "t04_labs.xml", "-o", tmp_path / "o3")
+    assert res.code == 1 and f"{empty}: no *.xml files or note folders" in res.stderr
+    assert "1 items, 13 rows, 1 errors" in res.stdout

@@ -183,3 +183,23 @@ def test_own_quantity_criterion_runs(tmp_path: Path) -> None:
     light = _patient([("2070-01-01", "Drinks 3 mugs of coffee a day."), ("2070-05-01", "Now 2 cups of coffee daily.")])
     assert screen(heavy, criteria=[path])["HEAVY-COFFEE"].label == "met"  # 3 x 2 x 7 = 42 > 28
     assert screen(light, criteria=[path])["HEAVY-COFFEE"].label == "not met"  # latest: 14 per week
+
+
+def test_every_validation_error_is_listed_with_its_field(tmp_path: Path) -> None:
+    path = _write(tmp_path, "bad.yaml", "name: X\nlabs:\n  egfr:\n    names: [egfr]\n    below: sixty\nrule: egfr\n")
+    with pytest.raises(SchemaError) as info:
+        load_criterion(path)
+    assert str(info.value) == (
+        f"[CLX005] {path}: 3 errors:\n"
+        "  field 'labs.egfr.unit': Field required\n"
+        "  field 'labs.egfr.plausible': Field required\n"
+        "  field 'labs.egfr.below': Input should be a valid number, unable to parse string as a number (got 'sixty')"
+    )
+    # a wrong rule is one error, not one per rule form
+    path2 = _write(tmp_path, "bad2.yaml", "name: X\nconcepts:\n  a:\n    phrases: [x]\n    colour: red\nrule:\n  at_least: 3\n  of: [a]\n")
+    with pytest.raises(SchemaError) as info:
+        load_criterion(path2)
+    lines = str(info.value).splitlines()
+    assert lines[0] == f"[CLX005] {path2}: 2 errors:"
+    assert lines[1] == "  field 'concepts.a.colour': Extra inputs are not permitted (got 'red')"
+    assert lines[2].startswith("  field 'rule': Value error, at_least=3 but only 1 items in 'of'")

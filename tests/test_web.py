@@ -87,6 +87,14 @@ def test_cohort_screen_upload(client: TestClient, shared_data: Path) -> None:
     body = resp.json()
     assert len(body) == 13
     assert {d["label"] for d in body.values()} <= {"met", "not met"}
+    # the evidence layout of `clinex cohort screen -o x.json` (clinex.cohort.screen.evidence_record)
+    from clinex.cohort import screen
+    from clinex.cohort.screen import decisions_to_dict
+    from clinex.io.n2c2_xml import read_patient
+
+    assert body == decisions_to_dict(screen(read_patient(path)))
+    ev = next(e for d in body.values() for e in d["evidence"])
+    assert list(ev) == ["record_date", "start", "end", "rule", "source", "value", "sentence"]
 
 
 def test_missing_filename_is_a_clinex_error(client: TestClient) -> None:

@@ -168,19 +168,32 @@ def _files(path: Path, suffixes: tuple[str, ...]) -> Iterator[Path]:
 
 
 def _cohort_expand(path: Path) -> Iterator[Item | ItemError]:
-    for p in _files(path, (".xml",)):
-        yield Item(p.stem, str(p))
+    """The patients under one input, as ``clinex cohort screen`` finds them: XML files,
+    a note folder, or a folder of both; an empty folder is an error item."""
+    from clinex.io.n2c2_xml import _expand
+
+    found = _expand(path)
+    if not found:
+        yield ItemError(str(path), str(InputError("no *.xml files or note folders", path=path)))
+    for _kind, p in found:
+        yield Item(p.stem if p.is_file() else p.name, str(p))
 
 
-def _cohort_process(items: Sequence[Item]) -> tuple[list[dict[str, Any]], list[ItemError]]:
+def _cohort_process(
+    items: Sequence[Item], criteria: Sequence[str] = ("n2c2",)
+) -> tuple[list[dict[str, Any]], list[ItemError]]:
+    """One row per patient and criterion; ``evidence_json`` holds a list of
+    :func:`clinex.cohort.screen.evidence_record` (the layout of ``clinex cohort screen``)."""
     from clinex.cohort import screen
+    from clinex.cohort.screen import evidence_record
     from clinex.io.n2c2_xml import read_patient
+    from clinex.io.notes_folder import read_notes_folder
 
     rows, errors = [], []
     for it in items:
         try:
-            patient = read_patient(it.payload)
-            decisions = screen(patient)
+            patient = read_notes_folder(it.payload) if Path(it.payload).is_dir() else read_patient(it.payload)
+            decisions = screen(patient, criteria=list(criteria))
         except ClinexError as exc:
             errors.append(ItemError(it.payload, str(exc)))
             continue
@@ -192,9 +205,7 @@ def _cohort_process(items: Sequence[Item]) -> tuple[list[dict[str, Any]], list[I
                     "criterion": name,
                     "label": dec.label,
                     "score": float(dec.score),
-                    "evidence_json": json.dumps(
-                        [e.model_dump(mode="json") for e in dec.evidence], ensure_ascii=False
-                    ),
+                    "evidence_json": json.dumps([evidence_record(e) for e in dec.evidence], ensure_ascii=False),
                 }
             )
     return rows, errors
@@ -295,22 +306,28 @@ def _sql_path(path: Path) -> str:
     return str(path).replace("'", "''")
 
 
-def _run_partition(args: tuple[str, int, list[Item], str]) -> dict[str, Any]:
-    task_name, index, items, out_dir = args
+def _run_partition(args: tuple[str, int, list[Item], str, dict[str, Any]]) -> dict[str, Any]:
+    task_name, index, items, out_dir, options = args
     task = TASKS[task_name]
     part = Path(out_dir) / "parts" / f"part-{index:05d}.parquet"
-    rows, errors = task.process(items)
+    rows, errors = task.process(items, **options)
     _write_parquet(rows, task.columns, part)
     err_path = part.with_suffix(".errors.json")
     err_path.write_text(json.dumps([e.__dict__ for e in errors]), encoding="utf-8")
     return {"index": index, "rows": len(rows), "errors": [e.__dict__ for e in errors]}
 
 
-def _fingerprint(task: str, inputs: Sequence[Path], partition_size: int) -> str:
+def _fingerprint(task: str, inputs: Sequence[Path], partition_size: int, criteria: Sequence[str] = ()) -> str:
     h = hashlib.sha256(f"{task}|{partition_size}".encode())
     for p in inputs:
         h.update(str(p.resolve()).encode())
         h.update(str(p.stat().st_size if p.is_file() else 0).encode())
+    for c in criteria:  # cohort criteria other than the default: names, and files by content
+        q = Path(c)
+        files = sorted(f for f in q.iterdir() if f.is_file()) if q.is_dir() else [q] if q.is_file() else []
+        h.update(f"|criteria:{q.resolve() if files else c}".encode())
+        for f in files:
+            h.update(f.name.encode() + hashlib.sha256(f.read_bytes()).digest())
     return h.hexdigest()[:16]
 
 
@@ -323,6 +340,7 @@ def run_batch(
     workers: int = 1,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    criteria: Sequence[str | Path] | None = None,
 ) -> BatchSummary:
     """Run ``task`` over ``inputs`` and write Parquet results into ``out_dir``.
 
@@ -342,6 +360,11 @@ def run_batch(
         Dask scheduler; default "sync" for one worker, else "processes".
     progress : callable, optional
         Called as ``progress(done_partitions, total_partitions)``.
+    criteria : list of str or Path, optional
+        cohort only: criterion set names and/or criterion files or folders, as
+        ``clinex cohort screen --criteria`` (default the 13 n2c2 criteria). They are
+        validated before the run and are part of its fingerprint (files by
+        content), so resuming with other criteria is refused.
 
     Returns
     -------
@@ -352,7 +375,10 @@ def run_batch(
     SchemaError
         Unknown task (the message lists the valid ones).
     InputError
-        An input path does not exist, or ``out_dir`` holds other files or another run.
+        An input path does not exist, or ``out_dir`` holds other files or another run;
+        ``criteria`` given for a task other than cohort.
+    SchemaError
+        A criterion file does not validate (see :func:`clinex.cohort.criteria.load_criterion`).
     """
     import dask
     import dask.bag as db
@@ -370,7 +396,18 @@ def run_batch(
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise InputError("output must be a folder, not an existing file", path=out)
-    fingerprint = _fingerprint(task, paths, partition_size)
+    crits: list[str] = []
+    if criteria is not None:
+        if task != "cohort":
+            raise InputError(f"criteria are for the cohort task, not {task!r}", field="criteria")
+        from clinex.cohort.criteria import load_criteria
+
+        crits = [str(Path(c).resolve()) if Path(c).exists() else str(c) for c in criteria]
+        load_criteria(crits)  # a bad criterion file stops the run before any item
+        if crits == ["n2c2"]:
+            crits = []  # the default: same run as without criteria
+    options: dict[str, Any] = {"criteria": tuple(crits)} if crits else {}
+    fingerprint = _fingerprint(task, paths, partition_size, crits)
     manifest_path = out / "manifest.json"
     if out.exists() and any(out.iterdir()):
         if not manifest_path.is_file():
@@ -378,7 +415,7 @@ def run_batch(
         old = json.loads(manifest_path.read_text(encoding="utf-8"))
         if old.get("fingerprint") != fingerprint:
             raise InputError(
-                "output folder holds a different batch run (other task, inputs or partition size)",
+                "output folder holds a different batch run (other task, inputs, partition size or criteria)",
                 path=out,
             )
     (out / "parts").mkdir(parents=True, exist_ok=True)
@@ -403,6 +440,7 @@ def run_batch(
         "fingerprint": fingerprint,
         "inputs": [str(p) for p in paths],
         "partition_size": partition_size,
+        **({"criteria": crits} if crits else {}),
         "n_items": len(items),
         "n_parts": len(chunks),
         "status": "running",
@@ -418,7 +456,7 @@ def run_batch(
             if errs.is_file():
                 summary.errors.extend(ItemError(**e) for e in json.loads(errs.read_text("utf-8")))
         else:
-            todo.append((task, i, chunk, str(out)))
+            todo.append((task, i, chunk, str(out), options))
     done = summary.n_parts_skipped
     if progress:
         progress(done, len(chunks))

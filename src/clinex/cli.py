@@ -61,6 +61,10 @@ def batch(
     output: str = typer.Option(..., "--output", "-o", help="Output folder (new, or a run to resume)."),
     partition_size: int = typer.Option(256, help="Items per partition (one part file each)."),
     workers: int = typer.Option(1, help="Dask worker processes."),
+    criteria: list[str] = typer.Option(
+        None, "--criteria", "-c",
+        help="cohort only: 'n2c2' or criterion files/folders (repeatable), as 'clinex cohort screen'.",
+    ),
 ) -> None:
     """Run TASK over many inputs with Dask; write results.parquet, errors.jsonl, manifest.json.
 
@@ -78,7 +82,8 @@ def batch(
             bar.update(job, completed=done, total=total)
 
         summary = run_batch(
-            task, inputs, output, partition_size=partition_size, workers=workers, progress=_progress
+            task, inputs, output, partition_size=partition_size, workers=workers, progress=_progress,
+            criteria=criteria or None,
         )
     for err in summary.errors:
         typer.echo(f"skipped {err.id}: {err.message}", err=True)

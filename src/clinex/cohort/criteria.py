@@ -426,6 +426,39 @@ def _read_mapping(path: Path) -> dict[str, Any]:
     return data
 
 
+_TYPEISH = {"string_type", "model_type", "dict_type", "model_attributes_type", "union_tag_invalid"}
+_BRANCH = ("function-", "AnyOf", "AllOf", "AtLeast", "Not", "str")
+
+
+def _validation_messages(exc: ValidationError) -> list[tuple[str | None, str]]:
+    """Every validation error as (dotted field or None, message), in field order.
+
+    The rule is a union (a name or ``any_of``/``all_of``/``at_least``/``not``):
+    pydantic reports one error per branch, so only the most telling one of those is
+    kept (the branch's own check beats "not a string / not a mapping"). A wrong
+    value is quoted (``got 'sixty'``).
+    """
+    errs = exc.errors()
+    rule = [e for e in errs if e["loc"] and e["loc"][0] == "rule"]
+    picked = [e for e in errs if not (e["loc"] and e["loc"][0] == "rule")]
+    if rule:
+        best = next(
+            (e for e in rule if e["type"] == "value_error"),
+            next((e for e in rule if e["type"] not in _TYPEISH and not (len(rule) > 1 and e["type"] in ("missing", "extra_forbidden"))), rule[0]),
+        )
+        picked.append(best)
+    out: list[tuple[str | None, str]] = []
+    for e in picked:
+        loc = ".".join(str(x) for x in e["loc"] if not str(x).startswith(_BRANCH)) or None
+        msg = e["msg"]
+        value = e.get("input")
+        if e["type"] not in ("missing",) and isinstance(value, (str, int, float, bool)) and not isinstance(e.get("ctx", {}).get("error"), Exception):
+            msg += f" (got {value!r})"
+        if (loc, msg) not in out:
+            out.append((loc, msg))
+    return out
+
+
 def load_criterion(path: str | Path) -> Criterion:
     """Read and validate one criterion file.
 
@@ -443,8 +476,9 @@ def load_criterion(path: str | Path) -> Criterion:
     InputError
         The file is missing, not UTF-8, or has another extension.
     SchemaError
-        Invalid YAML/TOML, or a field that does not validate; the message names
-        the file and the dotted field path (``labs.egfr.below``).
+        Invalid YAML/TOML, or fields that do not validate; the message names the
+        file and lists every wrong field with its dotted path
+        (``labs.egfr.below``), one per line when there are several.
     """
     path = Path(path)
     data = _read_mapping(path)
@@ -452,18 +486,12 @@ def load_criterion(path: str | Path) -> Criterion:
     try:
         crit = Criterion.model_validate(data)
     except ValidationError as exc:
-        errs = exc.errors()
-        # in a union (the rule), the branch's own error beats "not a string / not a mapping"
-        typeish = {"string_type", "model_type", "dict_type", "model_attributes_type", "union_tag_invalid"}
-        in_union = [e for e in errs if e["loc"] and e["loc"][0] == "rule" and len(errs) > 1]
-        err = next(
-            (e for e in errs if e["type"] == "value_error"),
-            next((e for e in errs if e["type"] not in typeish and not (in_union and e["type"] in ("missing", "extra_forbidden"))), errs[0]),
-        )
-        loc = ".".join(str(x) for x in err["loc"] if not str(x).startswith(("function-", "AnyOf", "AllOf", "AtLeast", "Not", "str")))
-        msg = err["msg"]
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise SchemaError(f"{msg}{more}", path=path, field=loc or None) from None
+        found = _validation_messages(exc)
+        if len(found) == 1:
+            loc, msg = found[0]
+            raise SchemaError(msg, path=path, field=loc) from None
+        listed = "\n".join(f"  field '{loc}': {msg}" if loc else f"  {msg}" for loc, msg in found)
+        raise SchemaError(f"{len(found)} errors:\n{listed}", path=path) from None
     return crit.model_copy(update={"source": str(path)})
 
 

@@ -9,7 +9,9 @@ Endpoints (JSON in, JSON out; the OpenAPI schema is at ``/openapi.json``):
   the sentence's character offsets in the posted text and its events in the PHEE
   JSON schema (offsets into the sentence, so add ``start`` for the posted text).
 - ``POST /api/cohort/screen?filename=NAME.xml`` — body: the bytes of one n2c2 XML
-  patient file; returns ``{criterion: Decision}``.
+  patient file; returns ``{criterion: {"label", "score", "evidence": [...]}}``, each
+  evidence item flat as :func:`clinex.cohort.screen.evidence_record` (the layout of
+  ``clinex cohort screen -o x.json`` and ``clinex batch cohort``).
 - ``POST /api/rob/assess?filename=NAME.pdf[&model=auto|cues|sentence]`` — body: the
   bytes of one trial (PDF, text, JATS XML); returns the
   :class:`~clinex.rob.types.TrialAssessment` (``source`` = the uploaded file name).
@@ -142,6 +144,7 @@ def create_app() -> FastAPI:
     @app.post("/api/cohort/screen")
     async def cohort_screen(request: Request, filename: str = Query(...)) -> dict[str, Any]:
         from clinex.cohort import screen
+        from clinex.cohort.screen import decisions_to_dict
         from clinex.io.n2c2_xml import read_patient
 
         path = await _upload(request, filename)
@@ -151,7 +154,7 @@ def create_app() -> FastAPI:
             raise _renamed(exc, path, filename) from None
         finally:
             _cleanup(path)
-        return {name: d.model_dump(mode="json") for name, d in decisions.items()}
+        return decisions_to_dict(decisions)
 
     @app.post("/api/rob/assess")
     async def rob_assess(
