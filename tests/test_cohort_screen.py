@@ -232,3 +232,22 @@ def test_folder_of_dated_notes(cli, tmp_path: Path) -> None:
     assert d["DIETSUPP-2MOS"]["label"] == "met"
     (ev,) = [e for e in d["MI-6MOS"]["evidence"] if "nstemi" in e["rule"]]
     assert ev["sentence"] == "Principal diagnosis: NSTEMI." and ev["record_date"] == "2080-01-10"
+
+
+def test_docs_tables_match_the_code() -> None:
+    """docs/cohort.md: the evidence-record keys and the fields marked required are the real ones."""
+    from clinex.cohort.criteria import Criterion, LabSpec
+    from clinex.cohort.screen import EVIDENCE_FIELDS
+
+    doc = (Path(__file__).parents[1] / "docs" / "cohort.md").read_text(encoding="utf-8")
+    table = doc.split("**Evidence records", 1)[1].split("In Python", 1)[0]
+    keys = [k.strip("`") for row in table.splitlines() if row.startswith("| `") for k in row.split(" | ")[0][2:].split(", ")]
+    assert tuple(keys) == EVIDENCE_FIELDS
+    required = {
+        f.strip("`").split(".")[-1]
+        for row in doc.splitlines()
+        if row.startswith("| `") and " | **required**" in row
+        for f in row.split(" | ")[0][2:].split(", ")
+    }
+    code = {n for m in (Criterion, LabSpec) for n, f in m.model_fields.items() if f.is_required()}
+    assert required == code == {"name", "rule", "names", "unit", "plausible"}
