@@ -35,7 +35,7 @@ import re
 from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -43,7 +43,6 @@ from clinex.cohort.types import Label
 from clinex.errors import InputError, SchemaError
 
 __all__ = [
-    "Window",
     "QuantitySpec",
     "ConceptSpec",
     "LabSpec",
@@ -315,7 +314,7 @@ class Not(_Model):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
 
-Rule = Union[str, AnyOf, AllOf, AtLeast, Not]
+Rule = str | AnyOf | AllOf | AtLeast | Not
 AnyOf.model_rebuild()
 AllOf.model_rebuild()
 AtLeast.model_rebuild()

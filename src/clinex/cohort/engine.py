@@ -35,7 +35,19 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clinex.cohort.criteria import AMOUNT_TERM, QuantitySpec, AllOf, AnyOf, AtLeast, ConceptSpec, Criterion, LabSpec, Not, Rule, load_criteria
+from clinex.cohort.criteria import (
+    AMOUNT_TERM,
+    AllOf,
+    AnyOf,
+    AtLeast,
+    ConceptSpec,
+    Criterion,
+    LabSpec,
+    Not,
+    QuantitySpec,
+    Rule,
+    load_criteria,
+)
 from clinex.cohort.labs import find_lab_values, lab_holds
 from clinex.cohort.timeline import event_date, within_window
 from clinex.cohort.types import Decision, Evidence, Patient
@@ -359,7 +371,7 @@ class ScreeningEngine:
         texts = (self._mask(patients[pi].text[s:e]) for pi, (s, e, _d, _r) in jobs)
         mentions: list[list[Mention]] = [[] for _ in patients]
         female = [_is_female(p.text) for p in patients]
-        for (pi, (s, e, date, ri)), doc in zip(jobs, self.nlp_.pipe(texts, batch_size=self.batch_size)):
+        for (pi, (s, _e, date, ri)), doc in zip(jobs, self.nlp_.pipe(texts, batch_size=self.batch_size)):
             p = patients[pi]
             last = ri == recs[pi][-1][3]
             mentions[pi].extend(self._doc_mentions(doc, s, ri, date, p.now, last, female[pi]))

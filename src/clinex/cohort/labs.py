@@ -246,7 +246,6 @@ def _read_values(text: str, pos: int, seg_end: int, spec: LabSpec, ns: int, ne: 
     values: list[LabValue] = []
     skip_next = False
     pending_ref = False
-    last_word = None
     for t in _TOKEN.finditer(text, pos, seg_end):
         kind = t.lastgroup
         s = t.group()
@@ -261,7 +260,6 @@ def _read_values(text: str, pos: int, seg_end: int, spec: LabSpec, ns: int, ne: 
                 skip_next = True
             if w in _REF_WORDS:
                 pending_ref = True
-            last_word = w
             continue
         if kind == "cmp":
             skip_next = True
