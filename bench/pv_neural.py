@@ -7,8 +7,9 @@ training time; the last line is one JSON object.
 Usage::
 
     python bench/pv_neural.py --model build/pv_transformer            # score a trained model
+    python bench/pv_neural.py --model auto                                # the shipped model
     python bench/pv_neural.py --train build/pv_transformer --variant pairwise,joint \\
-        --freeze-layers 4 --max-minutes 28,12 --threads 2              # train, then score
+        --freeze-layers 2 --max-minutes 30,15 --threads 2              # train, then score
 
 With several variants (comma-separated) each is trained into ``TRAIN/<variant>`` with
 its own wall-clock budget; they share the cached output of the frozen encoder blocks.
@@ -40,10 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--train", help="train into this directory first")
     ap.add_argument("--encoder", default="minilm")
     ap.add_argument("--variant", default="pairwise")
-    ap.add_argument("--freeze-layers", type=int, default=4)
-    ap.add_argument("--epochs", type=int, default=8)
+    ap.add_argument("--freeze-layers", type=int, default=2)
+    ap.add_argument("--epochs", type=int, default=6)
     ap.add_argument("--max-minutes", default="40", help="budget per variant (comma list)")
-    ap.add_argument("--lr", type=float, default=1e-4)
+    ap.add_argument("--lr", type=float, default=2e-4)
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--limit", type=int, default=0, help="score only the first N dev sentences")
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
                 lr=args.lr,
                 batch_size=args.batch_size,
                 threads=args.threads,
-                trigger_fallback=args.trigger_fallback,
+                **({} if args.trigger_fallback is None else {"trigger_fallback": args.trigger_fallback}),
             )
             results.append(_bench(model, out, dev, args))
             print(json.dumps(results[-1]), file=sys.stderr, flush=True)

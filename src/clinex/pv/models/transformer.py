@@ -375,11 +375,11 @@ class TransformerExtractor:
         conditioning with arguments assigned to the nearest trigger (``joint``).
     max_length : int, default 192
         Longest input in sub-word tokens; longer sentences are truncated.
-    epochs : int, default 8
+    epochs : int, default 6
         Most training epochs.
     batch_size : int, default 16
         Sentences per step.
-    lr : float, default 1e-4
+    lr : float, default 2e-4
         Peak AdamW learning rate of the encoder (linear warm-up and decay).
     head_lr : float, default 1e-3
         Learning rate of the tag layers, distance embedding and trigger marker.
@@ -388,7 +388,7 @@ class TransformerExtractor:
     weight_decay : float, default 0.01
     dropout : float, default 0.1
         Dropout on the encoder output before the tag layers.
-    freeze_layers : int, default 4
+    freeze_layers : int, default 2
         Keep the embeddings and the first ``freeze_layers`` transformer blocks fixed.
         With a BERT-like encoder and a one-pass variant their output is computed once
         and cached, so an epoch costs only the upper blocks (a CPU speed-up).
@@ -407,7 +407,7 @@ class TransformerExtractor:
     decoder : {"viterbi", "argmax"}, default "viterbi"
         Constrained best path over the BIO/C tags (:func:`viterbi_tags`) or the most
         probable tag per token.
-    trigger_fallback : float or None, default None
+    trigger_fallback : float or None, default 0.0
         When a sentence gets no trigger, take its most trigger-like token (highest
         probability of not being ``O``) as a one-word trigger if that probability is
         at least this value. Every PHEE sentence holds at least one event (the corpus
@@ -436,14 +436,14 @@ class TransformerExtractor:
         *,
         variant: str = "pairwise",
         max_length: int = 192,
-        epochs: int = 8,
+        epochs: int = 6,
         batch_size: int = 16,
-        lr: float = 1e-4,
+        lr: float = 2e-4,
         head_lr: float = 1e-3,
         warmup: float = 0.1,
         weight_decay: float = 0.01,
         dropout: float = 0.1,
-        freeze_layers: int = 4,
+        freeze_layers: int = 2,
         patience: int = 2,
         max_minutes: float | None = 40.0,
         seed: int = 13,
@@ -451,7 +451,7 @@ class TransformerExtractor:
         device: str = "auto",
         predict_batch_size: int = 64,
         decoder: str = "viterbi",
-        trigger_fallback: float | None = None,
+        trigger_fallback: float | None = 0.0,
     ) -> None:
         self.encoder = encoder
         self.variant = variant
