@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from clinex.io.phee_json import read_phee_json
-    from clinex.pv.models.transformer import TransformerExtractor, evaluate_model, train_transformer
+    from clinex.pv.models.transformer import TransformerExtractor, train_transformer
 
     torch.set_num_threads(args.threads)
     data = _data_dir()

@@ -187,7 +187,7 @@ def test_real_corpus_reads_without_crash(shared_data: Path) -> None:
     root = shared_data / "rob_preliminary"
     warnings: list[str] = []
     n_spans = 0
-    for key, doc, spans in iter_corpus(root, "katia-giacomino", warnings=warnings, sentences=False):
+    for _doc_id, doc, spans in iter_corpus(root, "katia-giacomino", warnings=warnings, sentences=False):
         for s in spans:
             assert doc.text[s.start : s.end] == s.fragments[0].text
             assert doc.page_of(s.start) is not None

@@ -137,9 +137,8 @@ def test_html_is_self_contained_escaped_and_lists_every_question(tmp_path):
 
 
 def test_traffic_light_png_and_svg(tmp_path):
-    from PIL import Image
-
     import defusedxml.ElementTree as ET
+    from PIL import Image
 
     doc = _doc()
     one = assess(doc, Model())

@@ -50,6 +50,7 @@ EMNLP 2022 (§3 annotation scheme, §4.2 evaluation, §5 open problems).
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import math
 import os
@@ -61,8 +62,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
-
-import importlib.util
 
 from clinex.errors import ModelError
 from clinex.pv.attributes import CUE_LABELS, cues_to_attributes, event_cues
