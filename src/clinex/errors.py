@@ -25,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "report_to_stderr",
     "ClinexError",
     "InputError",
     "FormatError",
@@ -128,3 +129,11 @@ class DataError(ClinexError):
     """A corpus could not be found, downloaded or verified."""
 
     code = "CLX008"
+
+
+def report_to_stderr(exc: ClinexError) -> None:
+    """Print ``[CODE] file:line: message`` on stderr: the default way a reader in
+    ``errors="skip"`` mode reports a bad record before going on with the next."""
+    import sys
+
+    print(str(exc), file=sys.stderr)

@@ -58,13 +58,12 @@ from __future__ import annotations
 
 import logging
 import re
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from clinex.errors import ClinexError, FormatError, InputError, OffsetError, SchemaError
+from clinex.errors import ClinexError, FormatError, InputError, OffsetError, SchemaError, report_to_stderr
 from clinex.io.textfile import read_text
 from clinex.pv.schema import (
     COMBINATION,
@@ -420,10 +419,6 @@ def read_brat(txt_path: str | Path, ann_path: str | Path | None = None) -> Sente
     return SentenceEvents(id=txt.stem, text=text, events=tuple(_link(parsed)))
 
 
-def _report(exc: ClinexError) -> None:
-    print(str(exc), file=sys.stderr)
-
-
 def iter_brat_dir(
     directory: str | Path,
     errors: Literal["raise", "skip"] = "raise",
@@ -446,7 +441,7 @@ def iter_brat_dir(
     d = Path(directory)
     if not d.is_dir():
         raise InputError("not a folder", path=d)
-    report = on_error or _report
+    report = on_error or report_to_stderr
     for txt in sorted(d.glob("*.txt")):
         try:
             item = read_brat(txt)

@@ -10,12 +10,11 @@ refused as a whole.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from clinex.errors import ClinexError, EncodingError, FormatError, InputError
+from clinex.errors import ClinexError, EncodingError, FormatError, InputError, report_to_stderr
 from clinex.io.textfile import iter_json_lines
 
 __all__ = ["TextRecord", "iter_jsonl_texts", "parse_jsonl_data", "looks_like_jsonl"]
@@ -33,10 +32,6 @@ def looks_like_jsonl(data: str) -> bool:
     """True if the first non-blank character of ``data`` is ``{`` (a JSON object)."""
     stripped = data.lstrip("\ufeff \t\r\n")
     return stripped.startswith("{")
-
-
-def _report(exc: ClinexError) -> None:
-    print(str(exc), file=sys.stderr)
 
 
 def parse_jsonl_data(
@@ -60,7 +55,7 @@ def parse_jsonl_data(
     if b"\x00" in data:
         line = data[: data.index(b"\x00")].count(b"\n") + 1
         raise EncodingError("binary file (NUL byte), expected UTF-8 JSON lines", path=name, line=line)
-    report = on_error or _report
+    report = on_error or report_to_stderr
     seen: set[str] = set()
     for n, obj in iter_json_lines(data, path=name):
         try:

@@ -37,7 +37,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -49,6 +48,7 @@ from clinex.errors import (
     InputError,
     OffsetError,
     SchemaError,
+    report_to_stderr,
 )
 from clinex.io.textfile import iter_json_lines
 from clinex.pv.schema import (
@@ -339,10 +339,6 @@ def parse_phee_line(
     return parse_phee_dict(obj, path=path, line_no=line_no)
 
 
-def _report(exc: ClinexError) -> None:
-    print(str(exc), file=sys.stderr)
-
-
 def iter_phee_json(
     path: str | Path,
     errors: Literal["raise", "skip"] = "raise",
@@ -380,7 +376,7 @@ def iter_phee_json(
     p = Path(path)
     if not p.is_file():
         raise InputError("no such file", path=p)
-    report = on_error or _report
+    report = on_error or report_to_stderr
     for n, obj in iter_json_lines(p.read_bytes(), path=p):
         try:
             if isinstance(obj, ClinexError):
