@@ -125,6 +125,23 @@ def role_key(main: str, sub: str | None = None) -> str:
     return check_role_key(key)
 
 
+def _one_of(
+    value: str,
+    valid: tuple[str, ...],
+    what: str,
+    path: str | Path | None,
+    line: int | None,
+    field: str | None,
+) -> str:
+    """``value`` if it is in ``valid``; else SchemaError naming it and listing ``valid``."""
+    if value not in valid:
+        raise SchemaError(
+            f"unknown {what} {value!r}; valid: {', '.join(valid) if valid else 'none'}",
+            **_where(path, line, field),
+        )
+    return value
+
+
 def check_event_type(
     name: str,
     *,
@@ -139,12 +156,7 @@ def check_event_type(
     SchemaError
         Naming the bad value and listing :data:`EVENT_TYPES`.
     """
-    if name not in EVENT_TYPES:
-        raise SchemaError(
-            f"unknown event type {name!r}; valid: {', '.join(EVENT_TYPES)}",
-            **_where(path, line, field),
-        )
-    return name
+    return _one_of(name, EVENT_TYPES, "event type", path, line, field)
 
 
 def check_main_role(
@@ -161,12 +173,7 @@ def check_main_role(
     SchemaError
         Naming the bad value and listing :data:`MAIN_ROLES`.
     """
-    if role not in MAIN_ROLES:
-        raise SchemaError(
-            f"unknown main argument role {role!r}; valid: {', '.join(MAIN_ROLES)}",
-            **_where(path, line, field),
-        )
-    return role
+    return _one_of(role, MAIN_ROLES, "main argument role", path, line, field)
 
 
 def check_sub_role(
@@ -186,14 +193,7 @@ def check_sub_role(
         ``SUB_ROLES[main]``; the message lists the valid names.
     """
     check_main_role(main, path=path, line=line, field=field)
-    valid = SUB_ROLES.get(main, ())
-    if sub not in valid:
-        listing = ", ".join(valid) if valid else "none"
-        raise SchemaError(
-            f"unknown sub-argument role {sub!r} of {main}; valid: {listing}",
-            **_where(path, line, field),
-        )
-    return sub
+    return _one_of(sub, SUB_ROLES.get(main, ()), f"{main} sub-argument role", path, line, field)
 
 
 def check_attribute(
@@ -218,11 +218,7 @@ def check_attribute(
     SchemaError
         Listing the valid attribute names or values.
     """
-    if name not in ATTRIBUTES:
-        raise SchemaError(
-            f"unknown attribute {name!r}; valid: {', '.join(ATTRIBUTES)}",
-            **_where(path, line, field),
-        )
+    _one_of(name, ATTRIBUTES, "attribute", path, line, field)
     if value is not None:
         allowed = ATTRIBUTE_VALUES[name]
         # bool is a subclass of int: compare type and value so that 1 != True here
@@ -248,9 +244,4 @@ def check_role_key(
     SchemaError
         Listing the valid keys.
     """
-    if key not in ROLE_KEYS:
-        raise SchemaError(
-            f"unknown role {key!r}; valid: {', '.join(ROLE_KEYS)}",
-            **_where(path, line, field),
-        )
-    return key
+    return _one_of(key, ROLE_KEYS, "role", path, line, field)
