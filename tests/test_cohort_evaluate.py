@@ -26,22 +26,12 @@ import json
 from pathlib import Path
 
 import pytest
+from cohort_tables import GOLD, PRED  # noqa: E402  (tests/ is on sys.path)
 
 from clinex.cohort.evaluate import evaluate_dirs, evaluate_labels, format_table, score
 from clinex.cohort.types import Patient
 from clinex.errors import EvaluationError
 from clinex.io.n2c2_xml import write_patient
-
-GOLD = {
-    "1": {"ABDOMINAL": "met", "HBA1C": "met"},
-    "2": {"ABDOMINAL": "not met", "HBA1C": "met"},
-    "3": {"ABDOMINAL": "not met", "HBA1C": "not met"},
-}
-PRED = {
-    "1": {"ABDOMINAL": "met", "HBA1C": "not met"},
-    "2": {"ABDOMINAL": "met", "HBA1C": "met"},
-    "3": {"ABDOMINAL": "not met", "HBA1C": "met"},
-}
 
 
 def write_dir(folder: Path, table: dict) -> Path:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cohort_tables import GOLD, PRED  # noqa: E402  (tests/ is on sys.path)
 
 from clinex.cohort.evaluate import score
 from clinex.cohort.stats import agreement, compare_runs, count_statistic
@@ -15,17 +16,6 @@ from clinex.cohort.types import Patient
 from clinex.errors import EvaluationError
 from clinex.io.n2c2_xml import write_patient
 from clinex.metrics.significance import approximate_randomization
-
-GOLD = {
-    "1": {"ABDOMINAL": "met", "HBA1C": "met"},
-    "2": {"ABDOMINAL": "not met", "HBA1C": "met"},
-    "3": {"ABDOMINAL": "not met", "HBA1C": "not met"},
-}
-PRED = {
-    "1": {"ABDOMINAL": "met", "HBA1C": "not met"},
-    "2": {"ABDOMINAL": "met", "HBA1C": "met"},
-    "3": {"ABDOMINAL": "not met", "HBA1C": "met"},
-}
 
 
 def write_dir(folder: Path, table: dict) -> Path:
