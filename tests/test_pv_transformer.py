@@ -242,9 +242,11 @@ def test_tiny_bert_trains_predicts_saves_loads(
         dropout=0.0,
         patience=25,
         threads=1,
+        attributes="model",
     )
     meta = json.loads((out / "model.json").read_text())
     assert meta["kind"] == "transformer" and meta["params"]["variant"] == variant
+    assert meta["attribute_lexicon"] is None
     assert (out / "MODEL_CARD.md").read_text().count("| epoch |") == 1
     texts = [s.text for s in corpus]
     pred = model.predict(texts)
@@ -292,6 +294,42 @@ def test_frozen_blocks_are_cached_and_unchanged(tiny_bert: Path) -> None:
         top = model.net_.encode_top(hs[1], batch["attention_mask"], 1)
     mask = batch["attention_mask"].bool()
     assert torch.allclose(full[mask], top[mask], atol=1e-5)
+
+
+def test_lexicon_attributes_fit_save_load(tiny_bert: Path, tmp_path: Path) -> None:
+    corpus = _corpus()
+    corpus.append(corpus[1].model_copy(update={"id": "s5"}))  # "may" and "severe" seen twice
+    with pytest.raises(ModelError, match="attributes"):
+        TransformerExtractor(tiny_bert, attributes="both").fit(corpus)
+    model = TransformerExtractor(tiny_bert, freeze_layers=0, epochs=1, batch_size=4, threads=1).fit(corpus)
+    assert model.attributes == "lexicon"
+    assert model.attribute_lexicon_.lexicon_ == {"may": "Speculated", "severe": "Severity.High"}
+    text = "lithium may cause severe tremor ."
+    pred = model.predict([text])[0]
+    assert pred  # the trigger fallback always gives the sentence an event
+    # Every lexicon cue is attached to exactly one event, whatever the tags said.
+    assert sorted((a.name, a.value, a.cue.offsets()) for e in pred for a in e.attributes) == [
+        ("Severity", "High", [(18, 24)]),
+        ("Speculated", True, [(8, 11)]),
+    ]
+    out = tmp_path / "m"
+    model.save(out)
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["params"]["attributes"] == "lexicon"
+    assert meta["attribute_lexicon"] == {"may": "Speculated", "severe": "Severity.High"}
+    again = TransformerExtractor.load(out).predict([text])[0]
+    # The reloaded (fp16-stored) model attaches the same cues to the same triggers.
+    assert [(e.trigger.offsets(), e.attributes) for e in again] == [(e.trigger.offsets(), e.attributes) for e in pred]
+    # A model saved before the parameter existed keeps its tagged attributes.
+    del meta["params"]["attributes"], meta["attribute_lexicon"]
+    (out / "model.json").write_text(json.dumps(meta))
+    old = TransformerExtractor.load(out)
+    assert old.attributes == "model" and not hasattr(old, "attribute_lexicon_")
+    meta["params"]["attributes"] = "lexicon"
+    meta["attribute_lexicon"] = {"may": "Hedged"}
+    (out / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(ModelError, match="attribute_lexicon"):
+        TransformerExtractor.load(out)
 
 
 def test_load_rejects_other_kinds(tmp_path: Path) -> None:
