@@ -312,6 +312,22 @@ def test_lexicon_attributes_fit_save_load(tiny_bert: Path, tmp_path: Path) -> No
         ("Severity", "High", [(18, 24)]),
         ("Speculated", True, [(8, 11)]),
     ]
+    # Per attribute: Speculated from the lexicon, Negated and Severity from the cue tags.
+    model.attributes = "model"
+    tagged = model.predict([text])[0]
+    model.attributes = "Speculated"
+    mixed = model.predict([text])[0]
+    assert [e.trigger.offsets() for e in mixed] == [e.trigger.offsets() for e in pred]
+    assert sorted((a.name, a.cue.offsets()) for e in mixed for a in e.attributes if a.name == "Speculated") == [
+        ("Speculated", [(8, 11)])
+    ]
+    assert [[a for a in e.attributes if a.name != "Speculated"] for e in mixed] == [
+        [a for a in e.attributes if a.name != "Speculated"] for e in tagged
+    ]
+    model.attributes = "Speculated,Hedged"
+    with pytest.raises(ModelError, match="comma-separated"):
+        model.predict([text])
+    model.attributes = "lexicon"
     out = tmp_path / "m"
     model.save(out)
     meta = json.loads((out / "model.json").read_text())

@@ -102,6 +102,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
 }
 _EVENT_LAYERS = ("main", "sub", "comb", "attr")
 _VARIANTS = ("pairwise", "conditioned", "joint")
+#: Attribute names a cue lexicon can supply (``attributes`` parameter).
+_ATTRIBUTE_NAMES = ("Speculated", "Negated", "Severity")
 _IGNORE = -100
 
 #: Frozen-block outputs shared by the fits of one process (variants compared on the
@@ -413,11 +415,13 @@ class TransformerExtractor:
         was sampled that way, paper §3), so for PHEE-like input a low value trades a
         little precision for recall; None switches it off (plain text may hold no
         event).
-    attributes : {"lexicon", "model"}, default "lexicon"
+    attributes : str, default "lexicon"
         Where event attributes come from: the event pass's own cue tags (``model``),
         or a :class:`~clinex.pv.attributes.CueLexiconDetector` (default
         ``min_precision=0.2``, ``min_count=2``) fitted on the training sentences and
-        applied to the predicted events (``lexicon``). On the PHEE dev split with
+        applied to the predicted events (``lexicon``), or a comma-separated list of
+        attribute names (``"Speculated"``, ``"Speculated,Severity"``) taken from the
+        lexicon while the others come from the cue tags. On the PHEE dev split with
         the shipped run-E weights the lexicon gave Speculated / Negated / Severity
         EM F1 0.553 / 0.391 / 0.514 against 0.498 / 0.387 / 0.459 from the cue tags
         (docs/pv.md, "Neural extractor"). Models saved without this key load as
@@ -506,8 +510,7 @@ class TransformerExtractor:
             raise ModelError("warmup and dropout must be in [0, 1)")
         if self.decoder not in ("viterbi", "argmax"):
             raise ModelError(f"decoder must be 'viterbi' or 'argmax'; got '{self.decoder}'")
-        if self.attributes not in ("lexicon", "model"):
-            raise ModelError(f"attributes must be 'lexicon' or 'model'; got '{self.attributes}'")
+        self._lexicon_names()
         if int(self.freeze_layers) < 0:
             raise ModelError(f"freeze_layers must be >= 0; got {self.freeze_layers}")
 
@@ -695,7 +698,7 @@ class TransformerExtractor:
         start = time.monotonic()
         path = resolve_encoder(self.encoder)
         self.encoder_path_ = path
-        if self.attributes == "lexicon":
+        if self._lexicon_names():
             self.attribute_lexicon_ = CueLexiconDetector().fit(train)
         self.tokenizer_ = load_tokenizer(path)
         self.net_ = _build_net(load_encoder(path), float(self.dropout)).to(device)
@@ -935,12 +938,36 @@ class TransformerExtractor:
                         events[i] = self._joint_events(triggers[r], layer)
         return self._lexicon_attributes(texts, events)
 
+    def _lexicon_names(self) -> frozenset[str]:
+        """The attribute names the cue lexicon supplies (see ``attributes``)."""
+        if self.attributes == "model":
+            return frozenset()
+        if self.attributes == "lexicon":
+            return frozenset(_ATTRIBUTE_NAMES)
+        names = frozenset(n.strip() for n in str(self.attributes).split(","))
+        if not names or not names <= set(_ATTRIBUTE_NAMES):
+            raise ModelError(
+                "attributes must be 'model', 'lexicon' or a comma-separated list of "
+                f"{', '.join(_ATTRIBUTE_NAMES)}; got '{self.attributes}'"
+            )
+        return names
+
     def _lexicon_attributes(self, texts: list[str], events: list[list[Event]]) -> list[list[Event]]:
-        """Replace the tagged attributes by the cue lexicon's (``attributes="lexicon"``)."""
+        """Take the attributes named by ``attributes`` from the cue lexicon, the rest from the tags."""
         lexicon = getattr(self, "attribute_lexicon_", None)
-        if self.attributes != "lexicon" or lexicon is None:
+        names = self._lexicon_names()
+        if not names or lexicon is None:
             return events
-        return [lexicon.predict(text, evs) for text, evs in zip(texts, events)]
+        out = []
+        for text, evs in zip(texts, events):
+            merged = []
+            for ev, lex in zip(evs, lexicon.predict(text, evs)):
+                attrs = [a for a in ev.attributes if a.name not in names]
+                attrs += [a for a in lex.attributes if a.name in names]
+                attrs.sort(key=lambda a: a.cue.start if a.cue is not None else -1)
+                merged.append(ev.model_copy(update={"attributes": tuple(attrs)}))
+            out.append(merged)
+        return out
 
     def _fallback_trigger(
         self, text: str, offsets: Sequence[tuple[int, int]], probs: Any
@@ -1095,11 +1122,11 @@ class TransformerExtractor:
         params.setdefault("attributes", "model")  # saved before the parameter existed
         encoder = params.pop("encoder")
         model = cls(encoder, **params)
-        if params["attributes"] == "lexicon":
+        if model._lexicon_names():
             lexicon = meta.get("attribute_lexicon")
             if not isinstance(lexicon, dict) or any(v not in CUE_LABELS for v in lexicon.values()):
                 raise ModelError(
-                    "attributes is 'lexicon' but attribute_lexicon is missing or has unknown labels",
+                    "attributes use the cue lexicon but attribute_lexicon is missing or has unknown labels",
                     path=meta_path,
                     field="attribute_lexicon",
                 )
