@@ -142,6 +142,20 @@ def _expand_inputs(inputs: list[str], err) -> tuple[list[str], int]:
     return files, failed
 
 
+def _judgement_table(rows, measures: tuple[str, ...]):
+    """Judgement agreement rows (scope, n, then ``measures`` to 3 decimals, '-' if undefined)."""
+    from rich.table import Table
+
+    names = {"observed": "Observed", "pabak": "PABAK", "kappa": "Kappa"}
+    table = Table(title="Judgements (levels k = 3; responses k = 5)")
+    for col in ("Scope", "n", *(names[m] for m in measures)):
+        table.add_column(col, justify="left" if col == "Scope" else "right", no_wrap=True)
+    for r in rows:
+        values = (getattr(r, m) for m in measures)
+        table.add_row(r.scope, str(r.n), *("-" if v is None else f"{v:.3f}" for v in values))
+    return table
+
+
 def _f1_tables(title: str, domains, sqs, overall_label: str, overall: float) -> list:
     """Two tables that fit 80 columns unwrapped: F1 per domain, then per SQ by domain."""
     from rich import box
@@ -182,7 +196,6 @@ def iaa(
     to 2 decimals; domain = mean of its SQs; overall = mean of the SQs used.
     """
     from rich.console import Console
-    from rich.table import Table
 
     from clinex.rob.iaa import compare
 
@@ -198,16 +211,7 @@ def iaa(
                         f"{report.tokens} tokens", report.domains, report.sqs,
                         "Overall (SQs used)", report.overall_f1):
         out.print(t)
-    j = Table(title="Judgements (levels k = 3; responses k = 5)")
-    for col in ("Scope", "n", "Observed", "PABAK", "Kappa"):
-        j.add_column(col, justify="left" if col == "Scope" else "right", no_wrap=True)
-
-    def fmt(x: float | None) -> str:
-        return "-" if x is None else f"{x:.3f}"
-
-    for r in report.judgements:
-        j.add_row(r.scope, str(r.n), fmt(r.observed), fmt(r.pabak), fmt(r.kappa))
-    out.print(j)
+    out.print(_judgement_table(report.judgements, ("observed", "pabak", "kappa")))
 
 
 @app.command("train")
@@ -282,7 +286,6 @@ def evaluate_cmd(
     """
     from rich.console import Console
     from rich.progress import Progress
-    from rich.table import Table
 
     from clinex.rob.lodo import leave_one_document_out
 
@@ -312,12 +315,6 @@ def evaluate_cmd(
                         f"{result.documents} documents", result.domains, result.sqs,
                         "Mean over SQs used", result.overall_f1):
         out.print(t)
-    j = Table(title="Judgements (levels k = 3; responses k = 5)")
-    for col in ("Scope", "n", "Observed", "PABAK"):
-        j.add_column(col, justify="left" if col == "Scope" else "right", no_wrap=True)
-    for r in result.judgements:
-        j.add_row(r.scope, str(r.n), "-" if r.observed is None else f"{r.observed:.3f}",
-                  "-" if r.pabak is None else f"{r.pabak:.3f}")
-    out.print(j)
+    out.print(_judgement_table(result.judgements, ("observed", "pabak")))
     out.print(f"{result.seconds_per_trial:.3f} s per trial to predict "
               f"({result.seconds_per_page:.4f} s per page); {result.train_seconds:.1f} s training per fold")
