@@ -169,6 +169,35 @@ def test_decode_widens_subwords_and_repairs_orphan_inside() -> None:
     assert [(lab, sp.offsets()) for lab, sp, _ in spans] == [("Subject", [(0, 17)])]
 
 
+def test_join_adjacent_reads_touching_begin_as_inside() -> None:
+    text = "the patient, depot neuroleptics-lithium"
+    offsets = [(0, 3), (4, 11), (11, 12), (13, 18), (19, 31), (31, 32), (32, 39)]
+    labels = LAYERS["main"]
+    b, k = 1 + 3 * labels.index("Subject"), 1 + 3 * labels.index("Treatment")
+    # B-Subject B-Subject O B-Treatment B-Treatment B-Treatment(-) B-Treatment
+    tags = [b, b, 0, k, k, k, k]
+    plain = decode_tags(text, offsets, tags, labels)
+    assert [sp.text for _, sp, _ in plain] == ["the", "patient", "depot", "neuroleptics", "-", "lithium"]
+    joined = decode_tags(text, offsets, tags, labels, join_adjacent=True)
+    # Only whitespace (or nothing) between two tagged tokens of one label joins them;
+    # the O comma separates "patient" from "depot"; a hyphen token is a token of its own span.
+    assert [(lab, sp.text) for lab, sp, _ in joined] == [
+        ("Subject", "the patient"),
+        ("Treatment", "depot neuroleptics-lithium"),
+    ]
+    # Different labels never join.
+    mixed = decode_tags(text, offsets, [b, k, 0, 0, 0, 0, 0], labels, join_adjacent=True)
+    assert [(lab, sp.text) for lab, sp, _ in mixed] == [("Subject", "the"), ("Treatment", "patient")]
+
+
+def test_join_adjacent_layers_parameter(tiny_bert: Path) -> None:
+    assert TransformerExtractor(tiny_bert)._join_layers() == {"main", "sub"}
+    assert TransformerExtractor(tiny_bert, join_adjacent="")._join_layers() == frozenset()
+    assert TransformerExtractor(tiny_bert, join_adjacent="trigger, attr")._join_layers() == {"trigger", "attr"}
+    with pytest.raises(ModelError, match="join_adjacent must be"):
+        TransformerExtractor(tiny_bert, join_adjacent="main,nope").fit(_corpus())
+
+
 def test_viterbi_never_opens_with_inside() -> None:
     import numpy as np
 
