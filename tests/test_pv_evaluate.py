@@ -175,6 +175,19 @@ def test_per_role_and_attributes_by_hand() -> None:
     assert r["attributes"]["Speculated"]["em_f1"] == 0.0
 
 
+def test_attributes_all_sums_the_three_attributes() -> None:
+    text = "Aspirin may not cause severe rash."
+    gold = [SentenceEvents(id="a", text=text, events=(
+        ev(text, AE, "cause", attrs=[("Speculated", True, "may"), ("Negated", True, "not")]),))]
+    pred = [SentenceEvents(id="a", text=text, events=(
+        ev(text, AE, "cause", attrs=[("Speculated", True, "may"), ("Severity", "High", "severe")]),))]
+    att = score(gold, pred)["attributes"]
+    # Speculated tp 1/1/1, Negated 0 pred 1 gold, Severity 1 pred 0 gold -> tp 1, pred 2, gold 2
+    assert (att["Speculated"]["em_f1"], att["Negated"]["em_recall"], att["Severity"]["em_precision"]) == (1.0, 0.0, 0.0)
+    assert (att["all"]["em_precision"], att["all"]["em_recall"], att["all"]["em_f1"]) == (0.5, 0.5, 0.5)
+    assert list(att) == ["Speculated", "Negated", "Severity", "all"]
+
+
 def test_discontinuous_fragments_score_separately() -> None:
     pred = [SentenceEvents(id="s2", text=T2, events=(
         ev(T2, AE, "followed", args=[("Effect", "Acute", "hepatitis")]),))]

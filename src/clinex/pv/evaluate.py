@@ -30,7 +30,9 @@ duplicate and zero-division rules).
   (the released scorer's ``_merge_cls_stats`` rows);
 * **attributes**: the cue spans of ``Speculated`` / ``Negated`` / ``Severity``, keyed
   ``<type>.<attribute>`` and summed over the types as the released scorer's
-  attribute rows (the value, e.g. Severity High/Low, is not scored).
+  attribute rows (the value, e.g. Severity High/Low, is not scored); ``all`` sums
+  the counts of the three attributes (micro-average), the pooled figure that the
+  paper's attribute agreement (appendix C, 46.41 EM F1) is compared with.
 
 References
 ----------
@@ -203,6 +205,7 @@ def score(gold: Sequence[SentenceEvents], pred: Sequence[SentenceEvents]) -> dic
                 em_recall,em_f1,token_precision,token_recall,token_f1}
             per_role.<Role>.{em_*,token_*}     (Subject ... Treatment.Disorder, Combination.Drug)
             attributes.<Name>.{em_*,token_*}   (Speculated, Negated, Severity)
+            attributes.all.{em_*,token_*}      (the three attributes' counts summed)
 
     Raises
     ------
@@ -273,7 +276,10 @@ def _score(
         "event_classification": {"precision": ep, "recall": er, "f1": ef},
         "arguments": arguments,
         "per_role": {role: _sum(cls, typed([role])).scores() for role in ROLE_KEYS},
-        "attributes": {name: _sum(att, typed([name])).scores() for name in ATTRIBUTES},
+        "attributes": {
+            **{name: _sum(att, typed([name])).scores() for name in ATTRIBUTES},
+            "all": _sum(att, typed(ATTRIBUTES)).scores(),
+        },
     }
 
 
