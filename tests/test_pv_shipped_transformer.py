@@ -1,0 +1,74 @@
+"""The shipped MiniLM extractor: in the package, small, exact spans, and its dev figures.
+
+The dev figures are those docs/pv.md reports for the shipped model (run H weights,
+``attributes="Speculated"``, ``join_adjacent="main,sub"``); they pin both the weights and
+the decoding, so a change to either shows up here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from clinex.pv.models import load_model, shipped_model_dir  # noqa: E402
+
+S1 = "A 54-year-old man, treated with amiodarone, developed thyrotoxicosis."
+S2 = "The patient, a 70-year-old woman receiving depot neuroleptics, developed severe tardive dyskinesia."
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_model("transformer")
+
+
+def test_shipped_transformer_is_in_the_package_and_small() -> None:
+    folder = shipped_model_dir("transformer")
+    assert folder is not None
+    assert folder.parts[-4:] == ("clinex", "resources", "models", "pv_transformer")
+    size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    assert size <= 50_000_000
+    assert (folder / "MODEL_CARD.md").is_file()
+
+
+def test_shipped_transformer_exact_spans(model) -> None:
+    assert model.join_adjacent == "main,sub" and model.attributes == "Speculated"
+    (ev,) = model.predict([S1])[0]
+    assert (ev.event_type, ev.trigger.start, ev.trigger.end) == ("Adverse_event", 44, 53)
+    assert [(a.role, a.span.start, a.span.end) for a in ev.arguments] == [
+        ("Subject", 0, 17),
+        ("Treatment", 32, 42),
+        ("Effect", 54, 68),
+    ]
+    assert [(a.role, a.span.text) for a in ev.sub_arguments["Subject"]] == [("Age", "54-year-old"), ("Gender", "man")]
+    (ev,) = model.predict([S2])[0]
+    # "depot neuroleptics" is one Treatment span (tagged B B: joined by join_adjacent)
+    assert [(a.role, a.span.text) for a in ev.arguments] == [
+        ("Subject", "The patient"),
+        ("Subject", "a 70-year-old woman"),
+        ("Treatment", "depot neuroleptics"),
+        ("Effect", "severe tardive dyskinesia"),
+    ]
+    assert [(a.name, a.value, a.cue.text) for a in ev.attributes] == [("Severity", "High", "severe")]
+
+
+def test_shipped_transformer_dev_figures(model, shared_data) -> None:
+    from clinex.io.phee_json import read_phee_json
+    from clinex.pv.evaluate import flatten, score
+    from clinex.pv.types import SentenceEvents
+
+    dev = read_phee_json(shared_data / "phee" / "json" / "dev.json")
+    pred = model.predict([s.text for s in dev])
+    flat = flatten(score(dev, [SentenceEvents(id=s.id, text=s.text, events=tuple(p)) for s, p in zip(dev, pred)]))
+    expected = {
+        "trigger.classification.f1": 0.6892,
+        "arguments.classification.main.em_f1": 0.6370,
+        "arguments.classification.sub.em_f1": 0.7021,
+        "attributes.Speculated.em_f1": 0.5659,
+        "attributes.Negated.em_f1": 0.4667,
+        "attributes.Severity.em_f1": 0.5354,
+        "attributes.all.em_f1": 0.5513,
+    }
+    # small tolerance for float differences between CPUs; a changed decision shows as ~0.001
+    assert {k: round(flat[k], 4) for k in expected} == pytest.approx(expected, abs=2e-3)
