@@ -14,7 +14,34 @@ Usage::
 With several variants (comma-separated) each is trained into ``TRAIN/<variant>`` with
 its own wall-clock budget; they share the cached output of the frozen encoder blocks.
 
-Data: ``$CLINEX_PHEE`` or ``../shared/data/phee/json`` (train.json, dev.json).
+Data: ``--dev PATH`` and ``--train-data PATH`` (PHEE JSON lines files); each
+defaults to ``dev.json`` / ``train.json`` in ``$CLINEX_PHEE``, else in
+``../shared/data/phee/json`` beside this checkout. (``--dev`` is named as in
+``bench/pv.py``; ``--train`` is the output folder of a training run.)
+
+Figures (keys of the JSON object; with several variants, one object per variant
+under ``variants``):
+
+  scores               every dev score of clinex.pv.evaluate, flattened (the keys
+                       of 'clinex pv evaluate --json'); the quick scores when the
+                       scorer cannot be imported
+  quick                the early-stopping scores on the same predictions:
+                       trigger / main / sub classification EM F1 and attr (micro
+                       EM F1 over attribute triples)
+  dev_sentences        dev sentences scored (--limit cuts them)
+  sentences_per_s      wall-clock throughput of model.predict over the timed dev
+                       sentences, after a 16-sentence warm-up (sentences/s)
+  timed_sentences      sentences in that timed pass (--speed-sentences cuts them)
+  sentences_per_cpu_s  the same sentences per CPU second of this process (all
+                       threads): what an otherwise idle core would give
+  threads              torch threads (--threads)
+  peak_rss_mib         peak resident memory of the process (MiB)
+  train_minutes        the model's recorded training time (minutes)
+  best_epoch           epoch whose weights were kept (None when not recorded)
+  model_mib            size of the model folder on disk (MiB)
+
+Errors (a missing model folder, a missing or malformed data file) print one
+``[CLX...]`` line on stderr and exit with status 2, before any model is loaded.
 """
 
 from __future__ import annotations
@@ -29,44 +56,90 @@ from pathlib import Path
 
 
 def _data_dir() -> Path:
+    """``$CLINEX_PHEE``, else ``../shared/data/phee/json`` beside this checkout."""
     env = os.environ.get("CLINEX_PHEE")
     if env:
         return Path(env)
     return Path(__file__).resolve().parents[2] / "shared" / "data" / "phee" / "json"
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", help="trained model directory (or 'auto' for the shipped one)")
     ap.add_argument("--train", help="train into this directory first")
-    ap.add_argument("--encoder", default="minilm")
-    ap.add_argument("--variant", default="pairwise")
-    ap.add_argument("--freeze-layers", type=int, default=2)
-    ap.add_argument("--epochs", type=int, default=6)
+    ap.add_argument(
+        "--dev", type=Path, default=None, help="PHEE dev JSON lines file (default: dev.json in $CLINEX_PHEE)"
+    )
+    ap.add_argument(
+        "--train-data",
+        type=Path,
+        default=None,
+        help="PHEE train JSON lines file, used with --train (default: train.json in $CLINEX_PHEE)",
+    )
+    ap.add_argument("--encoder", default="minilm", help="encoder name for --train")
+    ap.add_argument("--variant", default="pairwise", help="model variant(s) for --train (comma list)")
+    ap.add_argument("--freeze-layers", type=int, default=2, help="frozen encoder blocks (--train)")
+    ap.add_argument("--epochs", type=int, default=6, help="maximum epochs (--train)")
     ap.add_argument("--max-minutes", default="40", help="budget per variant (comma list)")
-    ap.add_argument("--lr", type=float, default=2e-4)
-    ap.add_argument("--batch-size", type=int, default=16)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--lr", type=float, default=2e-4, help="learning rate (--train)")
+    ap.add_argument("--batch-size", type=int, default=16, help="sentences per batch (--train)")
+    ap.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     ap.add_argument("--limit", type=int, default=0, help="score only the first N dev sentences")
     ap.add_argument("--train-limit", type=int, default=0, help="train on the first N sentences (smoke runs)")
     ap.add_argument("--trigger-fallback", type=float, default=None, help="see TransformerExtractor")
     ap.add_argument("--decoder", default=None, help="override the model's decoder (viterbi | argmax)")
     ap.add_argument("--speed-sentences", type=int, default=0, help="time only the first N dev sentences")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; a :class:`~clinex.errors.ClinexError` prints one
+    ``[CLX...]`` line on stderr and gives exit status 2 (as the ``clinex`` CLI)."""
+    ap = _parser()
     args = ap.parse_args(argv)
+    if not args.train and not args.model:
+        ap.error("give --model DIR or --train DIR")
+    from clinex.errors import ClinexError, report_to_stderr
+
+    try:
+        return _run(args, argv)
+    except ClinexError as exc:
+        sys.stdout.flush()
+        report_to_stderr(exc)
+        return 2
+
+
+def _model_dir(model: str) -> Path:
+    """The model folder: ``model`` itself, or the shipped one for ``auto``."""
+    if model == "auto":
+        from importlib.resources import files
+
+        return Path(str(files("clinex.resources") / "models" / "pv_transformer"))
+    return Path(model)
+
+
+def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
+    from clinex.errors import ModelError
+    from clinex.io.phee_json import read_phee_json
+
+    data = _data_dir()
+    model_dir = None
+    if not args.train:
+        model_dir = _model_dir(args.model)
+        if not (model_dir / "model.json").is_file():  # checked before the slow imports
+            raise ModelError("no model.json in the model directory", path=model_dir)
+    dev = read_phee_json(args.dev or data / "dev.json")
+    if args.limit:
+        dev = dev[: args.limit]
+    train = read_phee_json(args.train_data or data / "train.json") if args.train else None
 
     import torch
 
-    from clinex.io.phee_json import read_phee_json
     from clinex.pv.models.transformer import TransformerExtractor, train_transformer
 
     torch.set_num_threads(args.threads)
-    data = _data_dir()
-    dev = read_phee_json(data / "dev.json")
-    if args.limit:
-        dev = dev[: args.limit]
     results = []
-    if args.train:
-        train = read_phee_json(data / "train.json")
+    if train is not None:
         if args.train_limit:
             train = train[: args.train_limit]
         cmd = "python " + " ".join([sys.argv[0], *(argv if argv is not None else sys.argv[1:])])
@@ -94,13 +167,6 @@ def main(argv: list[str] | None = None) -> int:
             results.append(_bench(model, out, dev, args))
             print(json.dumps(results[-1]), file=sys.stderr, flush=True)
     else:
-        if not args.model:
-            ap.error("give --model DIR or --train DIR")
-        model_dir = Path(args.model)
-        if args.model == "auto":
-            from importlib.resources import files
-
-            model_dir = Path(str(files("clinex.resources") / "models" / "pv_transformer"))
         model = TransformerExtractor.load(model_dir)
         model.threads = args.threads
         model._torch_device()

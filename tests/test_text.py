@@ -44,6 +44,56 @@ def test_split_sentences_empty() -> None:
     assert split_sentences("   \n ") == []
 
 
+
+def _starts_and_texts(text: str) -> list[tuple[int, str]]:
+    spans = split_sentences(text)
+    for s in spans:
+        assert text[s.start : s.end] == s.text
+    return [(s.start, s.text) for s in spans]
+
+
+def test_split_sentences_upper_case_heading_line_ends_sentence() -> None:
+    text = "CASE REPORT\nAmiodarone caused hypothyroidism in a 60-year-old man."
+    assert _starts_and_texts(text) == [
+        (0, "CASE REPORT"),
+        (12, "Amiodarone caused hypothyroidism in a 60-year-old man."),
+    ]
+
+
+def test_split_sentences_colon_heading_lines() -> None:
+    text = "RESULTS:\nTwo patients died. Outcome at day 3:\nboth recovered.\r\nDISCUSSION\r\nRare."
+    assert _starts_and_texts(text) == [
+        (0, "RESULTS:"),
+        (9, "Two patients died."),
+        (28, "Outcome at day 3:"),
+        (46, "both recovered."),
+        (63, "DISCUSSION"),
+        (75, "Rare."),
+    ]
+
+
+def test_split_sentences_wrapped_prose_is_not_split() -> None:
+    text = "The patient was given\namiodarone 200 mg daily.\nHe had HIV. ANA\nwas negative."
+    assert _starts_and_texts(text) == [
+        (0, "The patient was given\namiodarone 200 mg daily."),
+        (47, "He had HIV."),
+        (59, "ANA\nwas negative."),
+    ]
+
+
+def test_split_sentences_heading_rule_edge_cases() -> None:
+    # one upper-case letter is not a heading; a trailing comma continues the line
+    assert _starts_and_texts("A\nb c.") == [(0, "A\nb c.")]
+    assert _starts_and_texts("NSAIDS, ACE INHIBITORS,\nand diuretics.") == [
+        (0, "NSAIDS, ACE INHIBITORS,\nand diuretics.")
+    ]
+    # blank line after a heading: one boundary, not an empty sentence
+    assert _starts_and_texts("CASE REPORT\n\nA man.\n\nlower case para") == [
+        (0, "CASE REPORT"),
+        (13, "A man."),
+        (21, "lower case para"),
+    ]
+
 def test_document_page_and_section() -> None:
     doc = Document(
         id="d",

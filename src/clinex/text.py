@@ -202,22 +202,32 @@ class Document(BaseModel):
 
 
 # A light rule-based splitter for plain text: a sentence ends at . ! ? followed by
-# whitespace and an upper-case letter, digit or quote, or at a blank line. Common
-# abbreviations in case reports do not end sentences.
+# whitespace and an upper-case letter, digit or quote, at a blank line, or at the end
+# of a heading line. Common abbreviations in case reports do not end sentences.
 _ABBREV = {
     "e.g", "i.e", "dr", "mr", "mrs", "ms", "vs", "fig", "figs", "al", "approx", "no",
     "ca", "resp", "cf", "st", "wk", "wks", "mo", "mos", "yr", "yrs", "inc", "ltd",
 }
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n\s*\n")
+# A line ending in one of these continues or already ends a sentence: never a heading.
+_NOT_HEADING_END = ".!?,;"
 
 
 def split_sentences(text: str) -> list[Span]:
     """Split plain text into sentence spans.
 
     A rule splitter (no model): boundaries at ``.``/``!``/``?`` + whitespace + an
-    upper-case letter or digit, and at blank lines; a period after a known
-    abbreviation (``e.g.``, ``Dr.``, ``et al.`` ...) or a single capital initial
-    is not a boundary. Leading/trailing whitespace is excluded from each span.
+    upper-case letter or digit, at blank lines, and at the line break after a
+    heading line; a period after a known abbreviation (``e.g.``, ``Dr.``,
+    ``et al.`` ...) or a single capital initial is not a boundary. Leading/trailing
+    whitespace is excluded from each span.
+
+    Heading rule (conservative, so that wrapped prose stays one sentence): a single
+    line break ends a sentence when the whole line before it, stripped, does not
+    end with ``. ! ? , ;`` and either ends with ``:`` (``Results:``) or has all its
+    letters upper case with at least two letters (``CASE REPORT``, ``RESULTS:``).
+    ``"CASE REPORT\nAmiodarone caused ..."`` gives two sentences;
+    ``"The patient was given\namiodarone 200 mg daily."`` stays one.
 
     Parameters
     ----------
@@ -227,9 +237,24 @@ def split_sentences(text: str) -> list[Span]:
     Returns
     -------
     list of Span
-        Contiguous spans in order; empty for empty or blank text.
+        Contiguous spans in order, offsets into ``text``; empty for empty or blank
+        text.
     """
     spans: list[Span] = []
+    start = 0
+    for cut, resume in _boundaries(text):
+        if cut < start:
+            continue  # a heading break inside a blank-line boundary already taken
+        _add(text, start, cut, spans)
+        start = resume
+    _add(text, start, len(text), spans)
+    return spans
+
+
+def _boundaries(text: str) -> list[tuple[int, int]]:
+    """Sorted ``(cut, resume)`` offsets: the sentence before ends at ``cut``, the
+    next one starts at ``resume`` (leading whitespace is stripped later)."""
+    cuts: list[tuple[int, int]] = []
     start = 0
     for m in _BOUNDARY.finditer(text):
         cut = m.start()
@@ -238,10 +263,25 @@ def split_sentences(text: str) -> list[Span]:
             token = word.group(1).lower() if word else ""
             if token in _ABBREV or (len(token) == 1 and token.isalpha()):
                 continue
-        _add(text, start, cut, spans)
+        cuts.append((cut, m.end()))
         start = m.end()
-    _add(text, start, len(text), spans)
-    return spans
+    line_start = 0
+    for m in re.finditer(r"\n", text):
+        if _is_heading(text[line_start : m.start()]):
+            cuts.append((m.start(), m.end()))
+        line_start = m.end()
+    return sorted(cuts, key=lambda c: (c[0], -c[1]))
+
+
+def _is_heading(line: str) -> bool:
+    """True for a heading line: see the heading rule of :func:`split_sentences`."""
+    line = line.strip()
+    if not line or line[-1] in _NOT_HEADING_END:
+        return False
+    if line.endswith(":"):
+        return True
+    letters = [c for c in line if c.isalpha()]
+    return len(letters) >= 2 and all(c.isupper() for c in letters)
 
 
 def _add(text: str, start: int, end: int, out: list[Span]) -> None:
