@@ -72,3 +72,18 @@ def test_shipped_transformer_dev_figures(model, shared_data) -> None:
     }
     # small tolerance for float differences between CPUs; a changed decision shows as ~0.001
     assert {k: round(flat[k], 4) for k in expected} == pytest.approx(expected, abs=2e-3)
+
+
+def test_shipped_transformer_no_drug_no_event(model) -> None:
+    # fallback_gate="drug": a forced trigger is kept only with a predicted Treatment drug,
+    # a combination or a gazetteer drug in the sentence
+    assert model.fallback_gate == "drug"
+    texts = ["The weather was nice today.", "Table 1.", "CASE REPORT", "Results are shown in the figure."]
+    assert model.predict(texts) == [[], [], [], []]
+    model.fallback_gate = "always"
+    try:
+        assert all(len(evs) == 1 for evs in model.predict(texts))  # the forced trigger, ungated
+    finally:
+        model.fallback_gate = "drug"
+    (ev,) = model.predict(["Lithium was stopped."])[0] or [None]
+    assert ev is not None and [a.span.text for a in ev.sub_arguments.get("Treatment", ())] == ["Lithium"]

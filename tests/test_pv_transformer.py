@@ -412,3 +412,80 @@ def test_cli_train_and_extract_with_tiny_bert(tiny_bert: Path, tmp_path: Path, c
     ev = lines[1]["annotations"][0]["events"][0]
     assert ev["event_type"] == "Adverse_event"
     assert ev["Trigger"]["text"] == [["cause"]] and ev["Trigger"]["start"] == [[12]]
+
+
+# --- QA (stop 7): parameters, dev-less training, file modes, encoder folders, duplicates
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("epochs", "abc", "epochs must be an integer; got 'abc'"),
+        ("epochs", 2.5, "epochs must be an integer; got 2.5"),
+        ("lr", "abc", "lr must be a number; got 'abc'"),
+        ("max_minutes", "abc", "max_minutes must be a number or null; got 'abc'"),
+        ("trigger_fallback", "x", "trigger_fallback must be a number or null"),
+        ("device", "tpu", "device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'; got 'tpu'"),
+        ("fallback_gate", "sometimes", "fallback_gate must be one of drug, evidence, always"),
+    ],
+)
+def test_bad_parameter_values_are_model_errors(tiny_bert: Path, key: str, value, message: str) -> None:
+    with pytest.raises(ModelError, match=r"\[CLX006\] " + message.replace("(", r"\(").replace(".", r"\.")):
+        TransformerExtractor(tiny_bert, **{key: value}).fit(_corpus())
+
+
+def test_numeric_strings_are_coerced(tiny_bert: Path) -> None:
+    m = TransformerExtractor(tiny_bert, epochs="3", lr="0.01", max_minutes=None)
+    m._check_params()
+    assert (m.epochs, m.lr, m.max_minutes) == (3, 0.01, None)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU-only build")
+def test_cuda_device_on_cpu_build_is_a_model_error(tiny_bert: Path) -> None:
+    with pytest.raises(ModelError, match="sees no CUDA GPU"):
+        TransformerExtractor(tiny_bert, device="cuda").fit(_corpus())
+
+
+def test_freeze_layers_beyond_the_encoder_and_empty_dev(tiny_bert: Path) -> None:
+    with pytest.raises(ModelError, match="freeze_layers must be at most 2 .*got 99"):
+        TransformerExtractor(tiny_bert, freeze_layers=99, threads=1).fit(_corpus())
+    with pytest.raises(ModelError, match="no dev sentences"):
+        TransformerExtractor(tiny_bert, threads=1).fit(_corpus(), [])
+
+
+def test_training_without_dev_writes_card_and_usual_file_modes(tiny_bert: Path, tmp_path: Path) -> None:
+    from clinex.io.modes import default_file_mode
+
+    out = tmp_path / "nodev"
+    train_transformer(_corpus(), None, out, encoder=str(tiny_bert), epochs=1, batch_size=4, threads=1, freeze_layers=0)
+    card = (out / "MODEL_CARD.md").read_text()
+    assert "- dev: none (no early stopping" in card
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert {"heads.safetensors", "model.safetensors", "model.json"} <= {p.name for p in files}
+    assert {p.stat().st_mode & 0o777 for p in files} == {default_file_mode()}
+
+
+def test_encoder_folder_without_tokenizer_or_with_corrupt_weights(tiny_bert: Path, tmp_path: Path) -> None:
+    import shutil
+
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(tiny_bert / "config.json", bare / "config.json")
+    shutil.copy(tiny_bert / "model.safetensors", bare / "model.safetensors")
+    with pytest.raises(ModelError, match="no tokenizer files in the encoder folder"):
+        TransformerExtractor(bare, threads=1).fit(_corpus())
+    broken = tmp_path / "broken"
+    shutil.copytree(tiny_bert, broken)
+    data = (broken / "model.safetensors").read_bytes()
+    (broken / "model.safetensors").write_bytes(data[:1000])
+    with pytest.raises(ModelError, match="cannot load encoder weights: SafetensorError"):
+        TransformerExtractor(broken, threads=1).fit(_corpus())
+
+
+def test_decode_keeps_a_widened_span_once() -> None:
+    text = "hepatotoxicity occurred"
+    offsets = [(0, 6), (6, 14), (15, 23)]
+    labels = LAYERS["trigger"]
+    b = 1 + 3 * labels.index("Adverse_event")
+    spans = decode_tags(text, offsets, [b, b, 0], labels)  # two B pieces of one word
+    assert [(lab, sp.offsets()) for lab, sp, _ in spans] == [("Adverse_event", [(0, 14)])]

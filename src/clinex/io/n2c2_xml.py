@@ -60,6 +60,7 @@ import defusedxml.ElementTree as SafeET
 from clinex.cohort.criteria_names import canonical_order
 from clinex.cohort.types import MET, NOT_MET, Decision, Patient, Record
 from clinex.errors import ClinexError, EncodingError, FormatError, InputError, SchemaError
+from clinex.io.modes import default_file_mode
 
 __all__ = [
     "read_patient",
@@ -540,9 +541,7 @@ def write_patient(
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(xml)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; an output file gets the usual mode
+        os.chmod(tmp, default_file_mode())  # mkstemp makes 0600; an output file gets the usual mode
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -50,6 +50,7 @@ from clinex.errors import (
     SchemaError,
     report_to_stderr,
 )
+from clinex.io.modes import default_file_mode
 from clinex.io.textfile import iter_json_lines
 from clinex.pv.schema import (
     ATTRIBUTES,
@@ -568,9 +569,7 @@ def write_phee_json(
         raise InputError(f"cannot write the output file ({exc.strerror or exc})", path=p) from None
     n = 0
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
+        os.fchmod(fd, default_file_mode())
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             for item in items:
                 fh.write(dumps_phee(item))

@@ -70,6 +70,18 @@ def tokenize(text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in TOKEN_PATTERN.finditer(text)]
 
 
+def has_gazetteer_drug(text: str) -> bool:
+    """True if the drug-name gazetteer (:func:`drug_flags`) finds a drug in ``text``.
+
+    Parameters
+    ----------
+    text : str
+        One sentence; tokenised with :func:`tokenize`.
+    """
+    toks = tokenize(text)
+    return any(drug_flags([text[s:e] for s, e in toks]))
+
+
 @lru_cache(maxsize=65536)
 def word_shape(word: str) -> str:
     """Collapsed word shape: ``Paclitaxel`` -> ``Xx``, ``5.0`` -> ``d.d``.

