@@ -28,7 +28,10 @@ give the same events:
   first main argument of its kind (file order) that it overlaps (a fragment's start
   or end falls inside one of the main's fragments); otherwise to the only main
   argument of its kind. ``Treat-Disorder`` is ``Treatment.Disorder`` and
-  ``Sub-Disorder`` is ``Subject.Disorder``;
+  ``Sub-Disorder`` is ``Subject.Disorder``. A ``Drug`` named by
+  ``R has Arg1:<Combination event> Arg2:<Drug>`` belongs to no main argument (it is
+  that combination's drug only; the writer's way to keep a combination drug that is
+  no ``Treatment.Drug``; PHEE's own files have no such line);
 * a Combination event belongs to the event named by ``R has_child``, otherwise to
   the only ADE/PTE event;
 * a cue belongs to the event named by ``R has_cue``; otherwise to the only event
@@ -42,10 +45,14 @@ trailing whitespace is dropped, as the converter does.
 
 The writer makes every link explicit (all main arguments on the E line, ``has``,
 ``has_child``, ``has_cue`` and A lines), so what it writes reads back to the same
-events (up to the order of arguments shared by several events). It cannot express
-a sub-argument without a main argument of its kind, an attribute without a cue or
-with value ``False``, or a Combination without a trigger: those are left out and
-logged.
+events (up to the order of arguments shared by several events). Within an event, a
+combination drug with the span of a ``Treatment.Drug`` reuses that T line (as
+PHEE's files do); any other combination drug gets its own T line, claimed by
+``R has Arg1:<Combination event> Arg2:<Drug>`` so that the overlap rule does not
+make it a ``Treatment.Drug`` too. brat cannot express a sub-argument without a main
+argument of its kind in its event, nor a Combination without a trigger: those are
+left out and reported (``on_warning``, default a WARNING on ``clinex.io.brat``).
+An attribute without a cue or with value ``False`` is left out and logged at INFO.
 
 References
 ----------
@@ -261,8 +268,11 @@ def _link(ann: _Ann) -> list[Event]:
     sub_to_main: dict[str, str] = {}
     child_to_parent: dict[str, str] = {}
     cue_to_event: dict[str, str] = {}
+    combination_only: set[str] = set()  # drugs claimed by `R has Arg1:<Combination event>`
     for rtype, a1, a2, _line in ann.rels:
-        if rtype == "has":
+        if rtype == "has" and a1 in events and events[a1].type == COMBINATION:
+            combination_only.add(a2)
+        elif rtype == "has":
             sub_to_main[a2] = a1
         elif rtype == "has_child":
             child_to_parent[a2] = a1
@@ -288,7 +298,7 @@ def _link(ann: _Ann) -> list[Event]:
                 main_to_events[ent.id] = [default]
             else:
                 logger.info("%s: argument %s not linked to an event", path, ent.id)
-        elif ent.label in SUB_LABELS and ent.id not in sub_to_main:
+        elif ent.label in SUB_LABELS and ent.id not in sub_to_main and ent.id not in combination_only:
             main_label = SUB_LABELS[ent.label][0]
             candidates = []
             for other in ents.values():
@@ -464,10 +474,18 @@ def read_brat_dir(directory: str | Path) -> list[SentenceEvents]:
 # --------------------------------------------------------------------------- writing
 
 
+def _where(span: Span) -> str:
+    """``'text' 16-23`` (fragments joined by ``,``) for a warning."""
+    return f"'{span.text}' " + ",".join(f"{s}-{e}" for s, e in span.offsets())
+
+
 class _Writer:
     def __init__(self, item: SentenceEvents) -> None:
         self.item = item
         self.lines: list[str] = []
+        self.lost: list[str] = []  # what brat cannot express, for the warning
+        self.sub_ids: set[str] = set()  # T ids written as Arg2 of `R has <main>`
+        self.combo_drugs: list[tuple[str, str]] = []  # (combination E id, drug T id)
         self.t_lines: list[str] = []
         self.known: dict[str, tuple[str, tuple[tuple[int, int], ...]]] = {}
         self.used_e: set[str] = set()
@@ -523,20 +541,16 @@ class _Writer:
             first_main = {}
             for a, t in zip(ev.arguments, main_ids):
                 first_main.setdefault(a.role, t)
-            for main, subs in ev.sub_arguments.items():
-                for a in subs:
-                    if main not in first_main:
-                        logger.info("%s: sub-argument %s.%s has no %s; not written", item.id, main, a.role, main)
-                        continue
-                    sid = self.entity(_SUB_LABEL_OF[(main, a.role)], a.span, a.entity_id)
-                    self.lines.append(f"{self.new('R')}\thas Arg1:{first_main[main]} Arg2:{sid}")
+            drug_ids = self._sub_arguments(ev, eid, first_main)
             for c in ev.combinations:
                 if c.trigger is None:
-                    logger.info("%s: combination without a trigger; not written", item.id)
+                    drugs_text = ", ".join(_where(d.span) for d in c.drugs)
+                    self.lost.append(f"Combination without a trigger (event {eid}; drugs {drugs_text or 'none'})")
                     continue
                 ct = self.entity(COMBINATION, c.trigger, c.trigger_id)
                 cid = self.event_id(c.event_id)
-                drugs = [self.entity("Drug", d.span, d.entity_id) for d in c.drugs]
+                drugs = [self._combination_drug(d, drug_ids) for d in c.drugs]
+                self.combo_drugs += [(cid, t) for t in drugs]
                 dargs = " ".join(f"{'arg' if i == 0 else f'arg{i + 1}'}:{t}" for i, t in enumerate(drugs))
                 self.lines.append(f"{cid}\t{COMBINATION}:{ct}" + (f" {dargs}" if dargs else ""))
                 self.lines.append(f"{self.new('R')}\thas_child Arg1:{eid} Arg2:{cid}")
@@ -551,15 +565,61 @@ class _Writer:
                     valued.add(att.name)
                     value = "" if att.value is True else f" {att.value}"
                     self.lines.append(f"{self.new('A')}\t{att.name} {eid}{value}")
+        self._claim_combination_drugs()
         return "\n".join(self.t_lines + self.lines) + "\n"
 
+    def _sub_arguments(self, ev: Event, eid: str, first_main: dict[str, str]) -> dict[tuple, str]:
+        """Write the event's sub-arguments (``R has``); return ``{Drug offsets: T id}``."""
+        drug_ids: dict[tuple, str] = {}
+        for main, subs in ev.sub_arguments.items():
+            for a in subs:
+                if main not in first_main:
+                    self.lost.append(f"{main}.{a.role} has no {main} (event {eid}, {_where(a.span)})")
+                    continue
+                sid = self.entity(_SUB_LABEL_OF[(main, a.role)], a.span, a.entity_id)
+                self.lines.append(f"{self.new('R')}\thas Arg1:{first_main[main]} Arg2:{sid}")
+                self.sub_ids.add(sid)
+                if (main, a.role) == ("Treatment", "Drug"):
+                    drug_ids.setdefault(tuple(a.span.offsets()), sid)
+        return drug_ids
 
-def to_ann(item: SentenceEvents) -> str:
+    def _combination_drug(self, drug: Argument, drug_ids: dict[tuple, str]) -> str:
+        """T id of a combination drug: its own given id if already written with this
+        span, else the event's ``Treatment.Drug`` with this span, else a new T line."""
+        key = tuple(drug.span.offsets())
+        if drug.entity_id is not None and self.known.get(drug.entity_id) == ("Drug", key):
+            return drug.entity_id
+        if key in drug_ids:
+            return drug_ids[key]
+        return self.entity("Drug", drug.span, drug.entity_id)
+
+    def _claim_combination_drugs(self) -> None:
+        """``R has Arg1:<Combination> Arg2:<Drug>`` for each combination drug that is no
+        sub-argument, so that the reader's overlap rule leaves it to the combination."""
+        claimed = set(self.sub_ids)
+        for cid, tid in self.combo_drugs:
+            if tid not in claimed:
+                claimed.add(tid)
+                self.lines.append(f"{self.new('R')}\thas Arg1:{cid} Arg2:{tid}")
+
+
+def to_ann(item: SentenceEvents, *, on_warning: Callable[[str], None] | None = None) -> str:
     """The ``.ann`` text of one sentence (T lines first, then E, R and A lines).
 
     Given ids (``T3``, ``E1``) are kept when they are consistent; others are
     numbered after the largest id in use. Entities with the same id, label and
-    offsets are written once.
+    offsets are written once; a combination drug reuses its event's
+    ``Treatment.Drug`` T line with the same span.
+
+    Parameters
+    ----------
+    item : SentenceEvents
+    on_warning : callable, optional
+        Called once with one message when brat cannot hold part of ``item``
+        (sub-arguments whose event has no main argument of their kind, Combinations
+        without a trigger), e.g. ``"s1: not written to brat: Treatment.Disorder has
+        no Treatment (event E1, 'fever' 30-35)"``; default: a WARNING on the
+        ``clinex.io.brat`` logger. See the module notes for the rules.
 
     Raises
     ------
@@ -574,10 +634,24 @@ def to_ann(item: SentenceEvents) -> str:
             check_attribute(att.name, att.value)
         for a in ev.arguments:
             check_main_role(a.role)
-    return _Writer(item).write()
+    writer = _Writer(item)
+    text = writer.write()
+    if writer.lost:
+        message = f"{item.id}: not written to brat: " + "; ".join(writer.lost)
+        if on_warning is not None:
+            on_warning(message)
+        else:
+            logger.warning("%s", message)
+    return text
 
 
-def write_brat(item: SentenceEvents, out_dir: str | Path, *, overwrite: bool = False) -> tuple[Path, Path]:
+def write_brat(
+    item: SentenceEvents,
+    out_dir: str | Path,
+    *,
+    overwrite: bool = False,
+    on_warning: Callable[[str], None] | None = None,
+) -> tuple[Path, Path]:
     """Write ``<id>.txt`` (text + newline) and ``<id>.ann`` into ``out_dir``.
 
     Parameters
@@ -587,6 +661,9 @@ def write_brat(item: SentenceEvents, out_dir: str | Path, *, overwrite: bool = F
         Created if missing.
     overwrite : bool, default False
         Replace existing files; otherwise an existing file raises.
+    on_warning : callable, optional
+        Gets the message naming what brat cannot hold (see :func:`to_ann`); the
+        files are written without it.
 
     Returns
     -------
@@ -609,7 +686,7 @@ def write_brat(item: SentenceEvents, out_dir: str | Path, *, overwrite: bool = F
     for p in (txt, ann):
         if p.exists() and not overwrite:
             raise InputError("file exists; refusing to overwrite it (use --force to replace it)", path=p)
-    ann_text = to_ann(item)
+    ann_text = to_ann(item, on_warning=on_warning)
     for p, content in ((txt, item.text + "\n"), (ann, ann_text)):
         try:
             p.write_text(content, encoding="utf-8", newline="\n")

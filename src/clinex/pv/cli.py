@@ -276,7 +276,8 @@ def extract_cmd(
         except OSError as exc:
             raise InputError(f"cannot create the output folder ({exc.strerror})", path=output) from None
         for item in items:
-            write_brat(item, output, overwrite=force)
+            write_brat(item, output, overwrite=force,
+                       on_warning=lambda msg: typer.echo(f"warning: {msg}", err=True))
     elif str(output) == "-":
         from clinex.io.phee_json import dumps_phee
 
