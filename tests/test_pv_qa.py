@@ -248,3 +248,22 @@ def test_second_event_of_other_type_is_kept() -> None:
     model.other_type_trigger_min = 1.1  # off: the old single event with both drugs
     (ev,) = model.predict_one(text)
     assert [a.span.text for a in ev.arguments if a.role == "Treatment"] == ["Amiodarone", "levothyroxine"]
+
+
+def test_empty_jsonl_warns_and_empty_dev_is_refused(cli, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    out = tmp_path / "out.json"
+    res = cli("pv", "extract", "--model", "crf", "-i", str(empty), "-o", str(out))
+    assert res.code == 0 and out.read_text() == ""
+    assert f"warning: {empty}: no records (empty JSON lines input)" in res.stderr
+    train = tmp_path / "train.json"
+    train.write_text(
+        '{"id": "1", "context": "Rash after aspirin.", "annotations": [{"events": [{"event_type": '
+        '"Adverse_event", "Trigger": {"text": [["after"]], "start": [[5]]}}]}]}\n',
+        encoding="utf-8",
+    )
+    res = cli("pv", "train", "--train", str(train), "--dev", str(empty), "--out", str(tmp_path / "m"))
+    assert res.code == 2
+    assert f"[CLX001] {empty}: no dev sentences in the file; leave --dev out" in res.stderr
+    assert not (tmp_path / "m").exists()

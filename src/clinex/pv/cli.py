@@ -219,6 +219,8 @@ def extract_cmd(
             ]
             if skipped and not records:
                 raise InputError(f"no usable line ({len(skipped)} bad lines)", path=label)
+            if not records:
+                typer.echo(f"warning: {label}: no records (empty JSON lines input)", err=True)
         else:
             from clinex.errors import EncodingError
 
@@ -405,6 +407,8 @@ def train_cmd(
             params["encoder"] = encoder
     train_items = read_phee_json(train)
     dev_items = read_phee_json(dev) if dev is not None else None
+    if dev is not None and not dev_items:
+        raise InputError("no dev sentences in the file; leave --dev out to train without one", path=dev)
     typer.echo(f"training {kind} on {len(train_items)} sentences from {train}", err=True)
     started = time.time()
     if kind == "crf":
