@@ -349,6 +349,55 @@ def _pv_check_params(kind: str, params: dict) -> None:
         )
 
 
+def _pv_staging_dir(out: _Path) -> _Path | None:
+    """A new empty sibling folder to train into when ``out`` holds a model to replace.
+
+    Parameters
+    ----------
+    out : Path
+        The ``--out`` folder (already checked: absent, empty, or holding a model.json).
+
+    Returns
+    -------
+    Path or None
+        ``None`` when ``out`` is absent or empty (train into it directly), else a
+        hidden folder ``.OUT.XXXX.training`` beside it.
+    """
+    import tempfile
+
+    if not out.is_dir() or not any(out.iterdir()):
+        return None
+    import os
+
+    from clinex.io.modes import default_file_mode
+
+    staging = _Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".training", dir=out.parent))
+    mode = default_file_mode()
+    os.chmod(staging, mode | ((mode & 0o444) >> 2))  # a folder's usual mode (0o755 under umask 022)
+    return staging
+
+
+def _pv_swap_in(staging: _Path, out: _Path) -> None:
+    """Replace the model folder ``out`` (it holds a model.json) by ``staging`` whole.
+
+    The old folder is renamed aside first and removed only once ``staging`` has
+    taken its name, so no file of the old model (dev_scores.json, ...) survives and
+    a failure before the swap leaves the old model untouched.
+    """
+    import shutil
+    import tempfile
+
+    if not (out / "model.json").is_file():  # the rule of --force: only a model folder is replaced
+        from clinex.errors import InputError
+
+        raise InputError("--out holds files but no model.json; refusing to replace it", path=out)
+    aside = _Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
+    old = aside / out.name
+    out.rename(old)
+    staging.rename(out)
+    shutil.rmtree(aside)
+
+
 @app.command("train")
 def train_cmd(
     train: _Path = typer.Option(..., "--train", help="Training sentences, PHEE JSON lines (train.json)."),
@@ -369,16 +418,15 @@ def train_cmd(
     With --dev, the saved model is scored on the dev file (clinex.pv.evaluate) and
     the scores are written to OUT/dev_scores.json and printed. An existing,
     non-empty OUT is refused unless --force is given (and then only if it holds
-    a model, i.e. a model.json).
+    a model, i.e. a model.json); the model is then trained into a new folder
+    beside OUT that replaces OUT whole once training (and dev scoring) is done,
+    so no file of the old model is kept and a failed run leaves it untouched.
     """
-    import json
-    import sys
     import time
 
     from clinex.errors import InputError
     from clinex.io.phee_json import read_phee_json
     from clinex.pv.models import KINDS
-    from clinex.pv.models import train as train_model
 
     if kind not in KINDS:
         raise InputError(f"unknown --model {kind!r}; use {' or '.join(KINDS)}", field="--model")
@@ -404,13 +452,39 @@ def train_cmd(
         if any(v is not None for v in (c1, c2, max_iterations)):
             raise InputError("--c1/--c2/--max-iterations apply to --model crf only")
         if encoder is not None:
+            if "encoder" in params:
+                raise InputError("--param encoder conflicts with --encoder; give one")
             params["encoder"] = encoder
     train_items = read_phee_json(train)
+    if not train_items:
+        raise InputError("no training sentences in the file", path=train)
     dev_items = read_phee_json(dev) if dev is not None else None
     if dev is not None and not dev_items:
         raise InputError("no dev sentences in the file; leave --dev out to train without one", path=dev)
     typer.echo(f"training {kind} on {len(train_items)} sentences from {train}", err=True)
     started = time.time()
+    staging = _pv_staging_dir(out)
+    try:
+        model = _pv_train_into(kind, train_items, dev_items, staging or out, params)
+        if dev_items is not None:
+            _pv_score_dev(model, dev_items, staging or out)
+    except BaseException:
+        if staging is not None:
+            import shutil
+
+            shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if staging is not None:
+        _pv_swap_in(staging, out)
+    typer.echo(f"saved {kind} model to {out} ({(time.time() - started) / 60:.1f} min)", err=True)
+
+
+def _pv_train_into(kind: str, train_items: list, dev_items: list | None, folder: _Path, params: dict):  # noqa: ANN202
+    """Train a model of ``kind`` into ``folder`` with progress on stderr; return it."""
+    import sys
+
+    from clinex.pv.models import train as train_model
+
     if kind == "crf":
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -426,27 +500,31 @@ def train_cmd(
                     tasks[layer] = bar.add_task(f"CRF layer {layer} (L-BFGS)", total=total)
                 bar.update(tasks[layer], completed=min(it, total))
 
-            model = train_model(kind, train_items, dev_items, out, on_iteration=on_iteration, **params)
+            model = train_model(kind, train_items, dev_items, folder, on_iteration=on_iteration, **params)
     else:
         model = train_model(
-            kind, train_items, dev_items, out, command=" ".join(["clinex", *sys.argv[1:]]),
+            kind, train_items, dev_items, folder, command=" ".join(["clinex", *sys.argv[1:]]),
             log=lambda line: typer.echo(line, err=True), **params
         )
-    minutes = (time.time() - started) / 60
-    typer.echo(f"saved {kind} model to {out} ({minutes:.1f} min)", err=True)
-    if dev_items is not None:
-        from clinex.pv.evaluate import flatten, score
-        from clinex.pv.types import SentenceEvents
+    return model
 
-        preds = model.predict([s.text for s in dev_items])
-        pred_items = [SentenceEvents(id=s.id, text=s.text, events=tuple(p)) for s, p in zip(dev_items, preds)]
-        result = score(dev_items, pred_items)
-        flat = flatten(result)
-        (out / "dev_scores.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-        for key in (
-            "trigger.classification.f1",
-            "event_classification.f1",
-            "arguments.classification.main.em_f1",
-            "arguments.classification.sub.em_f1",
-        ):
-            typer.echo(f"dev {key}: {flat[key]:.4f}")
+
+def _pv_score_dev(model, dev_items: list, folder: _Path) -> None:  # noqa: ANN001
+    """Score ``model`` on the dev sentences; write ``folder/dev_scores.json``, print four F1s."""
+    import json
+
+    from clinex.pv.evaluate import flatten, score
+    from clinex.pv.types import SentenceEvents
+
+    preds = model.predict([s.text for s in dev_items])
+    pred_items = [SentenceEvents(id=s.id, text=s.text, events=tuple(p)) for s, p in zip(dev_items, preds)]
+    result = score(dev_items, pred_items)
+    flat = flatten(result)
+    (folder / "dev_scores.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    for key in (
+        "trigger.classification.f1",
+        "event_classification.f1",
+        "arguments.classification.main.em_f1",
+        "arguments.classification.sub.em_f1",
+    ):
+        typer.echo(f"dev {key}: {flat[key]:.4f}")
