@@ -40,8 +40,10 @@ under ``variants``):
   best_epoch           epoch whose weights were kept (None when not recorded)
   model_mib            size of the model folder on disk (MiB)
 
-Errors (a missing model folder, a missing or malformed data file) print one
-``[CLX...]`` line on stderr and exit with status 2, before any model is loaded.
+Errors (a bad option value: --decoder not viterbi/argmax, --limit, --train-limit
+or --speed-sentences below 1; a missing model folder; a missing, malformed or
+empty data file) print one ``[CLX...]`` line on stderr and exit with status 2,
+before any model is loaded.
 """
 
 from __future__ import annotations
@@ -84,11 +86,15 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--lr", type=float, default=2e-4, help="learning rate (--train)")
     ap.add_argument("--batch-size", type=int, default=16, help="sentences per batch (--train)")
     ap.add_argument("--threads", type=int, default=2, help="torch CPU threads")
-    ap.add_argument("--limit", type=int, default=0, help="score only the first N dev sentences")
-    ap.add_argument("--train-limit", type=int, default=0, help="train on the first N sentences (smoke runs)")
+    ap.add_argument("--limit", type=int, default=None, help="score only the first N dev sentences (N >= 1)")
+    ap.add_argument(
+        "--train-limit", type=int, default=None, help="train on the first N sentences (N >= 1; smoke runs)"
+    )
     ap.add_argument("--trigger-fallback", type=float, default=None, help="see TransformerExtractor")
     ap.add_argument("--decoder", default=None, help="override the model's decoder (viterbi | argmax)")
-    ap.add_argument("--speed-sentences", type=int, default=0, help="time only the first N dev sentences")
+    ap.add_argument(
+        "--speed-sentences", type=int, default=None, help="time only the first N dev sentences (N >= 1)"
+    )
     return ap
 
 
@@ -109,6 +115,45 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+DECODERS = ("viterbi", "argmax")
+"""Decoder names TransformerExtractor accepts (its ``decoder`` parameter)."""
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Raise InputError ([CLX001]) for an option value the run cannot use.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options; ``--decoder`` must be one of :data:`DECODERS`, ``--limit``,
+        ``--train-limit`` and ``--speed-sentences`` at least 1 when given.
+
+    Raises
+    ------
+    InputError
+        Naming the option and the value given.
+    """
+    from clinex.errors import InputError
+
+    if args.decoder is not None and args.decoder not in DECODERS:
+        raise InputError(f"--decoder must be {' or '.join(DECODERS)}; got {args.decoder!r}")
+    for option in ("limit", "train_limit", "speed_sentences"):
+        value = getattr(args, option)
+        if value is not None and value < 1:
+            raise InputError(f"--{option.replace('_', '-')} must be at least 1; got {value}")
+
+
+def _read_sentences(path: Path, what: str) -> list:
+    """PHEE JSON lines of ``path``; InputError naming the file when it holds none."""
+    from clinex.errors import InputError
+    from clinex.io.phee_json import read_phee_json
+
+    items = read_phee_json(path)
+    if not items:
+        raise InputError(f"no {what} sentences in the file", path=path)
+    return items
+
+
 def _model_dir(model: str) -> Path:
     """The model folder: ``model`` itself, or the shipped one for ``auto``."""
     if model == "auto":
@@ -119,19 +164,23 @@ def _model_dir(model: str) -> Path:
 
 
 def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
-    from clinex.errors import ModelError
+    from clinex.errors import InputError, ModelError
     from clinex.io.phee_json import read_phee_json
 
+    _check_options(args)
     data = _data_dir()
     model_dir = None
     if not args.train:
         model_dir = _model_dir(args.model)
         if not (model_dir / "model.json").is_file():  # checked before the slow imports
             raise ModelError("no model.json in the model directory", path=model_dir)
-    dev = read_phee_json(args.dev or data / "dev.json")
+    dev_path = args.dev or data / "dev.json"
+    dev = read_phee_json(dev_path)
+    train = _read_sentences(args.train_data or data / "train.json", "training") if args.train else None
+    if not dev:  # after the train file, so that a missing one is named first
+        raise InputError("no dev sentences in the file", path=dev_path)
     if args.limit:
         dev = dev[: args.limit]
-    train = read_phee_json(args.train_data or data / "train.json") if args.train else None
 
     import torch
 

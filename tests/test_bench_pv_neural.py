@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "pv_neural.py"
 
 
@@ -59,4 +61,49 @@ def test_missing_train_data_exits_2_before_training(tmp_path: Path) -> None:
     proc = _run(["--train", str(out), "--dev", str(dev), "--train-data", str(train)], tmp_path)
     assert proc.returncode == 2
     assert proc.stderr == f"[CLX001] {train}: no such file\n"
+    assert not out.exists()
+
+
+def _fake_model(tmp_path: Path) -> Path:
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "model.json").write_text("{}", encoding="utf-8")  # never loaded: the options fail first
+    return model
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--decoder", "beam"], "--decoder must be viterbi or argmax; got 'beam'"),
+        (["--limit", "0"], "--limit must be at least 1; got 0"),
+        (["--limit", "-5"], "--limit must be at least 1; got -5"),
+        (["--speed-sentences", "0"], "--speed-sentences must be at least 1; got 0"),
+        (["--train-limit", "-1"], "--train-limit must be at least 1; got -1"),
+    ],
+)
+def test_bad_option_values_exit_2_with_clx001(tmp_path: Path, args: list[str], message: str) -> None:
+    proc = _run(["--model", str(_fake_model(tmp_path)), *args], tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr == f"[CLX001] {message}\n"
+    assert proc.stdout == ""
+
+
+def test_empty_dev_file_exits_2_naming_it(tmp_path: Path) -> None:
+    dev = tmp_path / "empty.json"
+    dev.write_text("", encoding="utf-8")
+    proc = _run(["--model", str(_fake_model(tmp_path)), "--dev", str(dev)], tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr == f"[CLX001] {dev}: no dev sentences in the file\n"
+    assert proc.stdout == ""
+
+
+def test_empty_train_data_exits_2_naming_it(tmp_path: Path) -> None:
+    dev = tmp_path / "dev.json"
+    dev.write_text("", encoding="utf-8")
+    train = tmp_path / "train.json"
+    train.write_text("\n", encoding="utf-8")
+    out = tmp_path / "out"
+    proc = _run(["--train", str(out), "--dev", str(dev), "--train-data", str(train)], tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr == f"[CLX001] {train}: no training sentences in the file\n"
     assert not out.exists()
