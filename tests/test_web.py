@@ -102,3 +102,33 @@ def test_missing_filename_is_a_clinex_error(client: TestClient) -> None:
     assert resp.status_code == 422
     body = resp.json()
     assert body["code"] == "CLX001" and "filename: Field required" in body["message"]
+
+
+@pytest.mark.parametrize("text", ["", "   \n"])
+def test_pv_extract_empty_text_is_one_record_without_events(client: TestClient, text: str) -> None:
+    resp = client.post("/api/pv/extract", json={"text": text, "model": "crf"})
+    assert resp.status_code == 200, resp.text
+    assert resp.json() == {
+        "model": "clinex.pv.crf.v1",
+        "sentences": [
+            {
+                "start": 0,
+                "end": len(text),
+                "record": {"id": "s1", "context": text, "is_mult_event": False, "annotations": [{"events": []}]},
+            }
+        ],
+    }
+
+
+def test_pv_extract_model_is_the_versioned_id_for_every_kind(client: TestClient) -> None:
+    resp = client.post("/api/pv/extract", json={"text": "Rash after amoxicillin.", "model": "crf"})
+    assert resp.status_code == 200 and resp.json()["model"] == "clinex.pv.crf.v1"
+    from clinex.pv.models import load_model
+
+    (event,) = load_model("crf").predict(["Rash after amoxicillin."])[0]
+    assert event.source == "clinex.pv.crf.v1"  # the id is the provenance the CRF's events carry
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    for name in ("auto", "transformer"):
+        resp = client.post("/api/pv/extract", json={"text": "Rash after amoxicillin.", "model": name})
+        assert resp.status_code == 200 and resp.json()["model"] == "clinex.pv.transformer.v1"

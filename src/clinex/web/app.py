@@ -5,9 +5,13 @@ Endpoints (JSON in, JSON out; the OpenAPI schema is at ``/openapi.json``):
 - ``GET /`` — the single-page UI (``static/index.html``).
 - ``GET /api/health`` — ``{"status": "ok", "version": ...}``.
 - ``POST /api/pv/extract`` — body ``{"text": str, "model": "auto"|"crf"|"transformer"}``;
-  returns the sentences found in the text, each as ``{"start", "end", "record"}``:
+  returns ``{"model", "sentences"}``: ``model`` is the loaded model's versioned id
+  (``clinex.pv.crf.v1``, ``clinex.pv.transformer.v1``; see :func:`_pv_model_id`),
+  ``sentences`` the sentences found in the text, each as ``{"start", "end", "record"}``:
   the sentence's character offsets in the posted text and its events in the PHEE
   JSON schema (offsets into the sentence, so add ``start`` for the posted text).
+  Empty or blank text gives one record with that text and no events, as
+  ``clinex pv extract ""``.
 - ``POST /api/cohort/screen?filename=NAME.xml`` — body: the bytes of one n2c2 XML
   patient file; returns ``{criterion: {"label", "score", "evidence": [...]}}``, each
   evidence item flat as :func:`clinex.cohort.screen.evidence_record` (the layout of
@@ -75,6 +79,28 @@ def _check_model(name: str, allowed: tuple[str, ...], field: str) -> None:
         raise SchemaError(f"unknown model {name!r}; valid: {', '.join(allowed)}", field=field)
 
 
+def _pv_model_id(model: Any) -> str:
+    """The versioned id of a PHEE model, the same form for every kind.
+
+    The transformer's ``name`` is already its id (``clinex.pv.transformer.v1``); the
+    CRF's ``name`` is its short name (``crf``) and its id is ``source``
+    (``clinex.pv.crf.v1``, the provenance its events carry).
+    """
+    name = str(getattr(model, "name", ""))
+    if name.startswith("clinex.pv."):
+        return name
+    source = getattr(model, "source", None)
+    return source if isinstance(source, str) and source else name
+
+
+def _pv_pieces(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, sentence)`` of each sentence of ``text``; empty or blank text is
+    one piece, the text itself (the rule of ``clinex pv extract``)."""
+    from clinex.text import split_sentences
+
+    return [(s.start, s.end, s.text) for s in split_sentences(text)] or [(0, len(text), text)]
+
+
 def _renamed(exc: ClinexError, path: Path, filename: str) -> ClinexError:
     """The same error, naming the uploaded file instead of the server's temporary copy."""
     if exc.path == str(path):
@@ -122,24 +148,17 @@ def create_app() -> FastAPI:
     def pv_extract(req: PVRequest) -> dict[str, Any]:
         from clinex.io.phee_json import to_phee_dict
         from clinex.pv.models import load_model
-        from clinex.pv.types import SentenceEvents
-        from clinex.text import split_sentences
+        from clinex.pv.pipeline import extract_records
 
         _check_model(req.model, PV_MODELS, "model")
-        spans = split_sentences(req.text)
+        pieces = _pv_pieces(req.text)
         model = load_model(req.model)
-        predicted = model.predict([s.text for s in spans]) if spans else []
+        items = extract_records([(f"s{i}", t) for i, (_, _, t) in enumerate(pieces, start=1)], model=model)
         out = [
-            {
-                "start": span.start,
-                "end": span.end,
-                "record": to_phee_dict(
-                    SentenceEvents(id=f"s{i}", text=span.text, events=tuple(ev))
-                ),
-            }
-            for i, (span, ev) in enumerate(zip(spans, predicted), start=1)
+            {"start": start, "end": end, "record": to_phee_dict(item)}
+            for (start, end, _), item in zip(pieces, items)
         ]
-        return {"model": getattr(model, "name", req.model), "sentences": out}
+        return {"model": _pv_model_id(model), "sentences": out}
 
     @app.post("/api/cohort/screen")
     async def cohort_screen(request: Request, filename: str = Query(...)) -> dict[str, Any]:
