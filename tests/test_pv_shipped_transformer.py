@@ -87,3 +87,16 @@ def test_shipped_transformer_no_drug_no_event(model) -> None:
         model.fallback_gate = "drug"
     (ev,) = model.predict(["Lithium was stopped."])[0] or [None]
     assert ev is not None and [a.span.text for a in ev.sub_arguments.get("Treatment", ())] == ["Lithium"]
+
+
+def test_shipped_transformer_reads_past_its_window(model) -> None:
+    # 3,787 characters, about 600 tokens: the event sits at the end, past one 192-token window
+    text = "the patient was observed " * 150 + "and rash developed after amoxicillin."
+    events = model.predict([text])[0]
+    found = {(ev.trigger.text, ev.trigger.start) for ev in events}
+    assert ("developed", 3759) in found
+    (ev,) = [ev for ev in events if ev.trigger.start == 3759]
+    assert {(a.role, a.span.text, a.span.start) for a in ev.arguments} >= {
+        ("Effect", "rash", 3754),
+        ("Treatment", "amoxicillin", 3775),
+    }

@@ -489,3 +489,95 @@ def test_decode_keeps_a_widened_span_once() -> None:
     b = 1 + 3 * labels.index("Adverse_event")
     spans = decode_tags(text, offsets, [b, b, 0], labels)  # two B pieces of one word
     assert [(lab, sp.offsets()) for lab, sp, _ in spans] == [("Adverse_event", [(0, 14)])]
+
+
+# --- QA round 2 (stop 7): long texts, saved-model damage, more parameter checks
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tiny_bert: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("tiny_model") / "m"
+    train_transformer(
+        _corpus(), None, out, encoder=str(tiny_bert), epochs=1, batch_size=4, threads=1,
+        freeze_layers=0, max_length=100000,
+    )
+    return out
+
+
+def test_long_text_is_cut_into_windows_not_truncated(tiny_model: Path) -> None:
+    model = TransformerExtractor.load(tiny_model)
+    assert model.max_length == 100000 and model._max_tokens() == 64  # capped at the position table
+    # 5 tokens per sentence, a 62-token window: cut at the sentence start at token 60 (12 sentences)
+    text = "The patient was treated. " * 30 + "Heparin induced thrombocytopenia ."
+    pieces = model._pieces(text)
+    assert [off for off, _ in pieces] == [0, 12 * 25, 24 * 25]
+    assert all(text[off : off + len(p)] == p for off, p in pieces)
+    assert all(len(model.tokenizer_(p, add_special_tokens=False)["input_ids"]) <= 62 for _, p in pieces)
+    assert pieces[1][1].startswith("The patient") and pieces[0][1].endswith("treated. ")
+    # no sentence start inside the window (lower case): cut at the word start at token 62 ("was")
+    lower = "the patient was treated . " * 30
+    assert [off for off, _ in model._pieces(lower)][:2] == [0, 12 * 26 + len("the patient ")]
+    (events,) = model.predict([text])  # no crash; every fragment indexes the whole text
+    frags = [f for ev in events for sp in (ev.trigger, *(a.span for a in ev.arguments)) for f in sp.fragments]
+    assert frags and all(text[f.start : f.end] == f.text for f in frags)
+    assert max(f.end for f in frags) > 24 * 25  # the last window's events are there, shifted back
+
+
+def test_damaged_model_folders_are_model_errors(tiny_model: Path, tmp_path: Path) -> None:
+    import shutil
+
+    def copy(name: str) -> Path:
+        dst = tmp_path / name
+        shutil.copytree(tiny_model, dst)
+        return dst
+
+    m = copy("trunc")
+    (m / "heads.safetensors").write_bytes((m / "heads.safetensors").read_bytes()[:1000])
+    with pytest.raises(ModelError, match=r"trunc/heads\.safetensors: cannot load the tag layers: SafetensorError"):
+        TransformerExtractor.load(m)
+    m = copy("noheads")
+    (m / "heads.safetensors").unlink()
+    with pytest.raises(ModelError, match="no heads.safetensors"):
+        TransformerExtractor.load(m)
+    m = copy("noenc")
+    shutil.rmtree(m / "encoder")
+    with pytest.raises(ModelError, match="noenc: the model folder has no encoder/ folder"):
+        TransformerExtractor.load(m)
+    m = copy("badparam")
+    meta = json.loads((m / "model.json").read_text())
+    meta["params"]["join_adjacent"] = "nope"
+    (m / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(ModelError, match=r"badparam/model\.json: field 'params': join_adjacent must be"):
+        TransformerExtractor.load(m)
+
+
+def test_card_without_dev_has_no_dev_columns(tiny_model: Path) -> None:
+    card = (tiny_model / "MODEL_CARD.md").read_text()
+    assert "| epoch | loss | minutes |" in card and "Dev scores" not in card and "nan" not in card
+    assert "no dev split: the last epoch is kept" in card
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("threads", -3, "threads must be >= 1 or null; got -3"),
+        ("threads", 0, "threads must be >= 1 or null; got 0"),
+        ("patience", -1, "patience must be >= 1; got -1"),
+        ("max_minutes", 0, "max_minutes must be > 0 or null; got 0"),
+        ("max_minutes", -1, "max_minutes must be > 0 or null; got -1"),
+    ],
+)
+def test_more_bad_parameter_values(tiny_bert: Path, key: str, value, message: str) -> None:
+    with pytest.raises(ModelError, match=message.replace(".", r"\.")):
+        TransformerExtractor(tiny_bert, **{key: value}).fit(_corpus())
+
+
+@pytest.mark.skipif(torch.backends.mps.is_available(), reason="checks a build without MPS")
+def test_mps_device_without_mps_is_a_model_error(tiny_bert: Path) -> None:
+    with pytest.raises(ModelError, match="no MPS support"):
+        TransformerExtractor(tiny_bert, device="mps").fit(_corpus())
+
+
+def test_no_training_step_is_an_error(tiny_bert: Path) -> None:
+    with pytest.raises(ModelError, match="training stopped before its first step"):
+        TransformerExtractor(tiny_bert, max_minutes=1e-9, threads=1, freeze_layers=0).fit(_corpus())

@@ -540,12 +540,16 @@ class TransformerExtractor:
             _check_number(self, key, float)
         for key in ("max_minutes", "trigger_fallback"):
             _check_number(self, key, float, optional=True)
-        for key in ("max_length", "epochs", "batch_size", "predict_batch_size"):
+        for key in ("max_length", "epochs", "batch_size", "predict_batch_size", "patience"):
             if int(getattr(self, key)) < 1:
                 raise ModelError(f"{key} must be >= 1; got {getattr(self, key)}")
         for key in ("lr", "head_lr"):
             if not float(getattr(self, key)) > 0:
                 raise ModelError(f"{key} must be > 0; got {getattr(self, key)}")
+        if self.threads is not None and int(self.threads) < 1:
+            raise ModelError(f"threads must be >= 1 or null; got {self.threads}")
+        if self.max_minutes is not None and not float(self.max_minutes) > 0:
+            raise ModelError(f"max_minutes must be > 0 or null; got {self.max_minutes}")
         if not isinstance(self.device, str) or not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", self.device):
             raise ModelError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'; got '{self.device}'")
         if not 0 <= self.warmup < 1 or not 0 <= self.dropout < 1:
@@ -561,6 +565,20 @@ class TransformerExtractor:
         if int(self.freeze_layers) < 0:
             raise ModelError(f"freeze_layers must be >= 0; got {self.freeze_layers}")
 
+    def _check_max_length(self, encoder: Any) -> None:
+        """Remember the encoder's position limit; see :meth:`_max_tokens`."""
+        limit = getattr(encoder.config, "max_position_embeddings", None)
+        self.max_positions_ = limit if isinstance(limit, int) and limit > 2 else None
+
+    def _max_tokens(self) -> int:
+        """Tokens per window: ``max_length``, capped at the encoder's position embeddings.
+
+        A larger ``max_length`` (e.g. 100000) would index past the position table and
+        crash; longer texts are cut into windows by :meth:`_pieces` instead.
+        """
+        limit = getattr(self, "max_positions_", None)
+        return min(int(self.max_length), limit) if limit else int(self.max_length)
+
     def _torch_device(self) -> Any:
         import torch
 
@@ -568,6 +586,8 @@ class TransformerExtractor:
             torch.set_num_threads(int(self.threads))
         if self.device == "auto":
             return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        if self.device == "mps" and not torch.backends.mps.is_available():
+            raise ModelError("device 'mps' was asked for but this torch build has no MPS support; use device=auto or cpu")
         if str(self.device).startswith("cuda") and not torch.cuda.is_available():
             raise ModelError(
                 f"device '{self.device}' was asked for but this torch build sees no CUDA GPU; "
@@ -580,7 +600,7 @@ class TransformerExtractor:
         enc = self.tokenizer_(
             list(texts),
             truncation=True,
-            max_length=int(self.max_length),
+            max_length=self._max_tokens(),
             return_offsets_mapping=True,
         )
         return [
@@ -680,7 +700,7 @@ class TransformerExtractor:
         import torch
 
         self.net_.eval()
-        keys = [(str(self.encoder_path_), depth, int(self.max_length), t) for t in texts]
+        keys = [(str(self.encoder_path_), depth, self._max_tokens(), t) for t in texts]
         todo = [i for i, k in enumerate(keys) if k not in _HIDDEN_CACHE]
         todo.sort(key=lambda i: len(items[i]["input_ids"]))
         bs = int(self.predict_batch_size)
@@ -756,7 +776,9 @@ class TransformerExtractor:
         if self._lexicon_names():
             self.attribute_lexicon_ = CueLexiconDetector().fit(train)
         self.tokenizer_ = load_tokenizer(path)
-        self.net_ = _build_net(load_encoder(path), float(self.dropout)).to(device)
+        encoder_model = load_encoder(path)
+        self._check_max_length(encoder_model)
+        self.net_ = _build_net(encoder_model, float(self.dropout)).to(device)
         items = self._items(train)
         depth = self._freeze()
         dev_texts = [s.text for s in dev] if dev else []
@@ -876,6 +898,11 @@ class TransformerExtractor:
                 break
         for it in items + dev_toks:
             it.pop("cache", None)
+        if not any(rec.get("steps") for rec in self.history_):
+            raise ModelError(
+                f"training stopped before its first step (max_minutes={self.max_minutes} was used up by "
+                "loading and caching); raise max_minutes"
+            )
         if best_state is not None:
             self.net_.load_state_dict(best_state)
         self.train_minutes_ = (time.monotonic() - start) / 60
@@ -909,7 +936,58 @@ class TransformerExtractor:
         self._check_fitted()
         if not texts:
             return []
-        return self._predict(list(texts), self._tokenize(texts), 0)
+        texts = list(texts)
+        pieces = [self._pieces(t) for t in texts]
+        if all(len(p) == 1 for p in pieces):
+            return self._predict(texts, self._tokenize(texts), 0)
+        from clinex.pv.pipeline import shift_event
+
+        flat = [(i, off, piece) for i, ps in enumerate(pieces) for off, piece in ps]
+        piece_texts = [piece for _, _, piece in flat]
+        preds = self._predict(piece_texts, self._tokenize(piece_texts), 0)
+        out: list[list[Event]] = [[] for _ in texts]
+        for (i, off, _), events in zip(flat, preds):
+            out[i].extend(shift_event(ev, off, texts[i]) for ev in events)
+        return out
+
+    def _pieces(self, text: str) -> list[tuple[int, str]]:
+        """Cut a text longer than ``max_length`` tokens into pieces that fit.
+
+        A piece ends at a sentence start (:func:`clinex.text.split_sentences`) when
+        one falls inside the window, else at a word start, else after ``max_length - 2``
+        tokens (room for the special tokens). Each piece is tagged on its own and its
+        events are shifted back into ``text`` (so nothing past the encoder's window is
+        silently lost; a sentence longer than the window is still cut).
+
+        Returns
+        -------
+        list of (int, str)
+            Character offset of each piece in ``text`` and its text; ``[(0, text)]``
+            when the text fits.
+        """
+        limit = max(1, self._max_tokens() - 2)
+        enc = self.tokenizer_(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+        offs = [(s, e) for s, e in enc["offset_mapping"] if e > s]
+        if len(offs) <= limit:
+            return [(0, text)]
+        from clinex.text import split_sentences
+
+        sentence_starts = {sp.start for sp in split_sentences(text)}
+        word_starts = {k for k, (s, _) in enumerate(offs) if s == 0 or text[s - 1].isspace()}
+        pieces: list[tuple[int, str]] = []
+        i = 0
+        while i < len(offs):
+            j = min(i + limit, len(offs))
+            if j < len(offs):
+                window = range(j, i, -1)
+                j = next((k for k in window if offs[k][0] in sentence_starts), None) or next(
+                    (k for k in window if k in word_starts), j
+                )
+            start = offs[i][0] if i else 0
+            end = offs[j][0] if j < len(offs) else len(text)
+            pieces.append((start, text[start:end]))
+            i = j
+        return pieces
 
     def _predict(self, texts: list[str], toks: list[dict[str, Any]], depth: int) -> list[list[Event]]:
         """Predict from tokenized texts; with ``depth`` > 0 from their cached hidden states."""
@@ -1215,7 +1293,15 @@ class TransformerExtractor:
         params = dict(meta["params"])
         params.setdefault("attributes", "model")  # saved before the parameter existed
         encoder = params.pop("encoder")
-        model = cls(encoder, **params)
+        try:
+            model = cls(encoder, **params)
+            model._check_params()
+        except TypeError as exc:
+            raise ModelError(f"unknown parameter in params: {exc}", path=meta_path, field="params") from None
+        except ModelError as exc:
+            raise ModelError(exc.message, path=meta_path, field="params") from None
+        if not (path / "encoder").is_dir():
+            raise ModelError("the model folder has no encoder/ folder (weights and tokenizer)", path=path)
         if model._lexicon_names():
             lexicon = meta.get("attribute_lexicon")
             if not isinstance(lexicon, dict) or any(v not in CUE_LABELS for v in lexicon.values()):
@@ -1229,10 +1315,19 @@ class TransformerExtractor:
         model.tokenizer_ = load_tokenizer(path / "encoder")
         enc = load_encoder(path / "encoder")
         model.net_ = _build_net(enc, float(model.dropout))
-        heads = load_file(str(path / "heads.safetensors"))
-        missing = model.net_.load_state_dict(heads, strict=False)
+        heads_path = path / "heads.safetensors"
+        if not heads_path.is_file():
+            raise ModelError("no heads.safetensors (the tag layers' weights) in the model folder", path=path)
+        try:
+            heads = load_file(str(heads_path))
+            missing = model.net_.load_state_dict(heads, strict=False)
+        except Exception as exc:  # noqa: BLE001 - SafetensorError, size-mismatch RuntimeError, ...
+            raise ModelError(
+                f"cannot load the tag layers: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}", path=heads_path
+            ) from None
         if missing.unexpected_keys or any(not k.startswith("encoder.") for k in missing.missing_keys):
-            raise ModelError("heads.safetensors does not match the tag layers", path=path)
+            raise ModelError("heads.safetensors does not match the tag layers", path=heads_path)
+        model._check_max_length(enc)
         model.net_.to(model._torch_device()).eval()
         model.encoder_config_ = enc.config.to_dict()
         model.history_ = meta.get("history", [])
@@ -1444,22 +1539,27 @@ def write_model_card(
         "```",
         "",
         "## Training",
-        f"- time: {getattr(model, 'train_minutes_', float('nan')):.1f} min; best epoch "
-        f"{getattr(model, 'best_epoch_', None)}",
+        f"- time: {getattr(model, 'train_minutes_', float('nan')):.1f} min; "
+        + (f"best epoch {getattr(model, 'best_epoch_', None)}" if dev else "no dev split: the last epoch is kept"),
         f"- hardware: {platform.machine()}, torch {torch.__version__}, "
         f"{'CUDA ' + torch.cuda.get_device_name(0) if torch.cuda.is_available() else f'CPU, {torch.get_num_threads()} threads'}",
         "",
-        "| epoch | loss | dev trigger | dev main | dev sub | dev attr | minutes |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| epoch | loss | dev trigger | dev main | dev sub | dev attr | minutes |"
+        if dev
+        else "| epoch | loss | minutes |",
+        "| --- | --- | --- | --- | --- | --- | --- |" if dev else "| --- | --- | --- |",
     ]
     for rec in getattr(model, "history_", []):
         d = rec.get("dev", {})
+        dev_cells = "".join(f" {d.get(k, float('nan')):.4f} |" for k in ("trigger", "main", "sub", "attr"))
         lines.append(
-            f"| {rec['epoch']}{'' if rec.get('complete', True) else ' (partial)'} | {rec['loss']:.4f} | "
-            + " | ".join(f"{d.get(k, float('nan')):.4f}" for k in ("trigger", "main", "sub", "attr"))
-            + f" | {rec['minutes']:.1f} |"
+            f"| {rec['epoch']}{'' if rec.get('complete', True) else ' (partial)'} | {rec['loss']:.4f} |"
+            + (dev_cells if dev else "")
+            + f" {rec['minutes']:.1f} |"
         )
-    lines += ["", "## Dev scores (best epoch)", "```json", json.dumps(dev_scores, indent=2), "```", ""]
+    if dev:
+        lines += ["", "## Dev scores (best epoch)", "```json", json.dumps(dev_scores, indent=2), "```"]
+    lines.append("")
     card = out / "MODEL_CARD.md"
     card.write_text("\n".join(lines), encoding="utf-8")
     return card
