@@ -185,3 +185,59 @@ def test_cohort_batch_bad_criteria_and_empty_folder(cli, tmp_path: Path) -> None
     res = cli("batch", "cohort", empty, COHORT / "t04_labs.xml", "-o", tmp_path / "o3")
     assert res.code == 1 and f"{empty}: no *.xml files or note folders" in res.stderr
     assert "1 items, 13 rows, 1 errors" in res.stdout
+
+
+def test_pv_batch_model_option_recorded_and_resume_guarded(cli, tmp_path: Path) -> None:
+    src = tmp_path / "r.jsonl"
+    src.write_text('{"id": "r1", "text": "Rash after amoxicillin."}\n', encoding="utf-8")
+    out = tmp_path / "out"
+    res = cli("batch", "pv", src, "--output", out, "--model", "crf")
+    assert res.code == 0, res.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["model"] == "clinex.pv.crf.v1" and "model_folder" not in manifest
+    (n_events,) = read_results(out, "SELECT n_events FROM results")[0]
+    assert n_events == 1
+    assert cli("batch", "pv", src, "--output", out, "--model", "crf").code == 0  # same model resumes
+    from clinex.pv.models import shipped_model_dir
+
+    folder = shipped_model_dir("crf")
+    res = cli("batch", "pv", src, "--output", out, "--model", str(folder))
+    assert res.code == 2
+    assert res.stderr == (
+        f"[CLX001] {out / 'manifest.json'}: the run in this folder used model clinex.pv.crf.v1, not "
+        f"clinex.pv.crf.v1 from {folder.resolve()}; give the same --model to resume, or a new --output\n"
+    )
+    res = cli("batch", "pv", src, "--output", tmp_path / "out2", "--model", str(folder))
+    assert res.code == 0, res.stderr
+    manifest = json.loads((tmp_path / "out2" / "manifest.json").read_text())
+    assert (manifest["model"], manifest["model_folder"]) == ("clinex.pv.crf.v1", str(folder.resolve()))
+
+
+def test_pv_batch_auto_records_the_resolved_model(tmp_path: Path) -> None:
+    src = tmp_path / "r.jsonl"
+    src.write_text('{"id": "r1", "text": "Rash after amoxicillin."}\n', encoding="utf-8")
+    run_batch("pv", [src], tmp_path / "out", model="crf")
+    try:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError:
+        expected = "clinex.pv.crf.v1"  # auto falls back to the CRF: same model, resumes
+        assert run_batch("pv", [src], tmp_path / "out").n_parts_skipped == 1
+    else:
+        expected = "clinex.pv.transformer.v1"
+        with pytest.raises(InputError, match="used model clinex.pv.crf.v1, not clinex.pv.transformer.v1"):
+            run_batch("pv", [src], tmp_path / "out")
+    run_batch("pv", [src], tmp_path / "auto")
+    assert json.loads((tmp_path / "auto" / "manifest.json").read_text())["model"] == expected
+
+
+def test_batch_model_option_is_pv_only_and_bad_model_is_clx006(cli, tmp_path: Path) -> None:
+    folder = _trials(tmp_path)
+    res = cli("batch", "rob", folder, "--output", tmp_path / "o", "--model", "crf")
+    assert res.code == 2
+    assert res.stderr == "[CLX001] field 'model': --model is for the pv task, not 'rob'\n"
+    src = tmp_path / "r.jsonl"
+    src.write_text('{"id": "r1", "text": "Rash."}\n', encoding="utf-8")
+    res = cli("batch", "pv", src, "--output", tmp_path / "o2", "--model", "nosuch")
+    assert res.code == 2 and res.stderr.startswith("[CLX006] unknown model 'nosuch'")
+    assert not (tmp_path / "o2").exists()

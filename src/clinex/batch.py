@@ -18,6 +18,10 @@ result rows:
 - ``pv``: JSON-lines files (``id`` and ``text``, or PHEE's ``context``, per line; a
   record is one unit, as for ``clinex pv extract``), plain ``.txt`` files (one item per
   sentence), or folders of them; one row per record with its events as PHEE JSON.
+  The model (``model=``: ``auto``, ``crf``, ``transformer`` or a model folder;
+  default ``$CLINEX_PV_MODEL``, else ``auto``) is resolved once before the run;
+  ``manifest.json`` records its versioned id (``model``) and, for a folder, the
+  folder (``model_folder``), and a run that names another model is not resumed.
 - ``cohort``: n2c2 XML files or folders of them; one row per patient and criterion
   (``patient`` = file stem, ``source`` = the input path).
 - ``rob``: trial files (PDF, text, XML, tagtog HTML) or folders of them; one row per
@@ -128,12 +132,13 @@ def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
                 yield Item(f"{p.stem}_{i}", sent.text)
 
 
-def _pv_process(items: Sequence[Item]) -> tuple[list[dict[str, Any]], list[ItemError]]:
+def _pv_process(items: Sequence[Item], model: str | None = None) -> tuple[list[dict[str, Any]], list[ItemError]]:
     from clinex.io.phee_json import to_phee_dict
     from clinex.pv.models import load_model
     from clinex.pv.pipeline import extract_records
 
-    model = _cached("pv", lambda: load_model(os.environ.get("CLINEX_PV_MODEL", "auto")))
+    spec = model or os.environ.get("CLINEX_PV_MODEL", "auto")
+    model = _cached(f"pv:{spec}", lambda: load_model(spec))
     records = [(it.id, it.payload) for it in items]
     try:
         results = extract_records(records, model=model)
@@ -158,6 +163,39 @@ def _pv_process(items: Sequence[Item]) -> tuple[list[dict[str, Any]], list[ItemE
         for item in results
     ]
     return rows, errors
+
+
+def _pv_resolve_model(spec: str) -> tuple[str, dict[str, str]]:
+    """Load the PHEE model ``spec`` names; return what workers load and what the manifest records.
+
+    Parameters
+    ----------
+    spec : str
+        ``auto``, ``crf``, ``transformer`` or a model folder (:func:`clinex.pv.models.load_model`).
+
+    Returns
+    -------
+    (str, dict)
+        The spec workers load (``auto`` resolved to the kind it chose, a folder made
+        absolute), and ``{"model": versioned id}`` plus ``"model_folder"`` for a folder.
+
+    Raises
+    ------
+    ModelError
+        If the model cannot be loaded (unknown name, missing extra, not a model folder).
+    """
+    from clinex.pv.models import NAMES, load_model
+
+    loaded = load_model(spec)
+    name = str(getattr(loaded, "name", ""))
+    source = getattr(loaded, "source", None)
+    model_id = name if name.startswith("clinex.pv.") or not isinstance(source, str) else source
+    if spec in NAMES:
+        if spec == "auto":
+            spec = "transformer" if model_id.startswith("clinex.pv.transformer") else "crf"
+        return spec, {"model": model_id}
+    folder = str(Path(spec).resolve())
+    return folder, {"model": model_id, "model_folder": folder}
 
 
 def _files(path: Path, suffixes: tuple[str, ...]) -> Iterator[Path]:
@@ -331,6 +369,21 @@ def _fingerprint(task: str, inputs: Sequence[Path], partition_size: int, criteri
     return h.hexdigest()[:16]
 
 
+def _check_same_model(old: dict[str, Any], record: dict[str, str], manifest_path: Path) -> None:
+    """Raise InputError (naming ``manifest_path``) when the earlier run used another model."""
+    keys = ("model", "model_folder")
+    if "model" not in old or all(old.get(k) == record.get(k) for k in keys):
+        return
+    def describe(d: dict[str, Any]) -> str:
+        return d["model"] + (f" from {d['model_folder']}" if d.get("model_folder") else "")
+
+    raise InputError(
+        f"the run in this folder used model {describe(old)}, not {describe(record)}; "
+        "give the same --model to resume, or a new --output",
+        path=manifest_path,
+    )
+
+
 def run_batch(
     task: str,
     inputs: Iterable[str | Path],
@@ -341,6 +394,7 @@ def run_batch(
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     criteria: Sequence[str | Path] | None = None,
+    model: str | Path | None = None,
 ) -> BatchSummary:
     """Run ``task`` over ``inputs`` and write Parquet results into ``out_dir``.
 
@@ -365,6 +419,11 @@ def run_batch(
         ``clinex cohort screen --criteria`` (default the 13 n2c2 criteria). They are
         validated before the run and are part of its fingerprint (files by
         content), so resuming with other criteria is refused.
+    model : str or Path, optional
+        pv only: ``auto``, ``crf``, ``transformer`` or a model folder (default
+        ``$CLINEX_PV_MODEL``, else ``auto``). Loaded before the run; its versioned id
+        (and folder) is recorded in ``manifest.json``, and resuming a run whose
+        manifest names another model is refused.
 
     Returns
     -------
@@ -375,8 +434,11 @@ def run_batch(
     SchemaError
         Unknown task (the message lists the valid ones).
     InputError
-        An input path does not exist, or ``out_dir`` holds other files or another run;
-        ``criteria`` given for a task other than cohort.
+        An input path does not exist, or ``out_dir`` holds other files or another run
+        (or, for pv, a run of another model: the error names its manifest.json);
+        ``criteria`` or ``model`` given for a task it does not apply to.
+    ModelError
+        The pv model cannot be loaded.
     SchemaError
         A criterion file does not validate (see :func:`clinex.cohort.criteria.load_criterion`).
     """
@@ -407,6 +469,11 @@ def run_batch(
         if crits == ["n2c2"]:
             crits = []  # the default: same run as without criteria
     options: dict[str, Any] = {"criteria": tuple(crits)} if crits else {}
+    model_record: dict[str, str] = {}
+    if model is not None and task != "pv":
+        raise InputError(f"--model is for the pv task, not {task!r}", field="model")
+    if task == "pv":
+        options["model"], model_record = _pv_resolve_model(str(model or os.environ.get("CLINEX_PV_MODEL", "auto")))
     fingerprint = _fingerprint(task, paths, partition_size, crits)
     manifest_path = out / "manifest.json"
     if out.exists() and any(out.iterdir()):
@@ -418,6 +485,7 @@ def run_batch(
                 "output folder holds a different batch run (other task, inputs, partition size or criteria)",
                 path=out,
             )
+        _check_same_model(old, model_record, manifest_path)
     (out / "parts").mkdir(parents=True, exist_ok=True)
 
     summary = BatchSummary(out_dir=out)
@@ -441,6 +509,7 @@ def run_batch(
         "inputs": [str(p) for p in paths],
         "partition_size": partition_size,
         **({"criteria": crits} if crits else {}),
+        **model_record,
         "n_items": len(items),
         "n_parts": len(chunks),
         "status": "running",

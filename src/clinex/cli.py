@@ -65,6 +65,9 @@ def batch(
         None, "--criteria", "-c",
         help="cohort only: 'n2c2' or criterion files/folders (repeatable), as 'clinex cohort screen'.",
     ),
+    model: str = typer.Option(
+        None, "--model", help="pv only: auto | crf | transformer | a model folder (default auto); in manifest.json.",
+    ),
 ) -> None:
     """Run TASK over many inputs with Dask; write results.parquet, errors.jsonl, manifest.json.
 
@@ -83,7 +86,7 @@ def batch(
 
         summary = run_batch(
             task, inputs, output, partition_size=partition_size, workers=workers, progress=_progress,
-            criteria=criteria or None,
+            criteria=criteria or None, model=model,
         )
     for err in summary.errors:
         typer.echo(f"skipped {err.id}: {err.message}", err=True)
