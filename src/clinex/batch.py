@@ -185,11 +185,9 @@ def _pv_resolve_model(spec: str) -> tuple[str, dict[str, str]]:
         If the model cannot be loaded (unknown name, missing extra, not a model folder).
     """
     from clinex.pv.models import NAMES, load_model
+    from clinex.pv.models import model_id as versioned_id
 
-    loaded = load_model(spec)
-    name = str(getattr(loaded, "name", ""))
-    source = getattr(loaded, "source", None)
-    model_id = name if name.startswith("clinex.pv.") or not isinstance(source, str) else source
+    model_id = versioned_id(load_model(spec))
     if spec in NAMES:
         if spec == "auto":
             spec = "transformer" if model_id.startswith("clinex.pv.transformer") else "crf"

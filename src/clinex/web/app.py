@@ -6,7 +6,7 @@ Endpoints (JSON in, JSON out; the OpenAPI schema is at ``/openapi.json``):
 - ``GET /api/health`` — ``{"status": "ok", "version": ...}``.
 - ``POST /api/pv/extract`` — body ``{"text": str, "model": "auto"|"crf"|"transformer"}``;
   returns ``{"model", "sentences"}``: ``model`` is the loaded model's versioned id
-  (``clinex.pv.crf.v1``, ``clinex.pv.transformer.v1``; see :func:`_pv_model_id`),
+  (``clinex.pv.crf.v1``, ``clinex.pv.transformer.v1``; see :func:`clinex.pv.models.model_id`),
   ``sentences`` the sentences found in the text, each as ``{"start", "end", "record"}``:
   the sentence's character offsets in the posted text and its events in the PHEE
   JSON schema (offsets into the sentence, so add ``start`` for the posted text).
@@ -79,20 +79,6 @@ def _check_model(name: str, allowed: tuple[str, ...], field: str) -> None:
         raise SchemaError(f"unknown model {name!r}; valid: {', '.join(allowed)}", field=field)
 
 
-def _pv_model_id(model: Any) -> str:
-    """The versioned id of a PHEE model, the same form for every kind.
-
-    The transformer's ``name`` is already its id (``clinex.pv.transformer.v1``); the
-    CRF's ``name`` is its short name (``crf``) and its id is ``source``
-    (``clinex.pv.crf.v1``, the provenance its events carry).
-    """
-    name = str(getattr(model, "name", ""))
-    if name.startswith("clinex.pv."):
-        return name
-    source = getattr(model, "source", None)
-    return source if isinstance(source, str) and source else name
-
-
 def _pv_pieces(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, sentence)`` of each sentence of ``text``; empty or blank text is
     one piece, the text itself (the rule of ``clinex pv extract``)."""
@@ -147,7 +133,7 @@ def create_app() -> FastAPI:
     @app.post("/api/pv/extract")
     def pv_extract(req: PVRequest) -> dict[str, Any]:
         from clinex.io.phee_json import to_phee_dict
-        from clinex.pv.models import load_model
+        from clinex.pv.models import load_model, model_id
         from clinex.pv.pipeline import extract_records
 
         _check_model(req.model, PV_MODELS, "model")
@@ -158,7 +144,7 @@ def create_app() -> FastAPI:
             {"start": start, "end": end, "record": to_phee_dict(item)}
             for (start, end, _), item in zip(pieces, items)
         ]
-        return {"model": _pv_model_id(model), "sentences": out}
+        return {"model": model_id(model), "sentences": out}
 
     @app.post("/api/cohort/screen")
     async def cohort_screen(request: Request, filename: str = Query(...)) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 from clinex.errors import ModelError
 from clinex.pv.types import Event, SentenceEvents
 
-__all__ = ["PVModel", "KINDS", "NAMES", "load_model", "train", "shipped_model_dir"]
+__all__ = ["PVModel", "KINDS", "NAMES", "load_model", "model_id", "train", "shipped_model_dir"]
 
 KINDS = {
     "crf": ("clinex.pv.models.crf", "CRFModel", "train_crf"),
@@ -65,6 +65,30 @@ class PVModel(Protocol):
     def load(cls, path: str | Path) -> "PVModel":
         """Read a model folder."""
         ...
+
+
+def model_id(model: Any) -> str:
+    """The versioned id of a loaded PHEE model, the same form for every kind.
+
+    The transformer's ``name`` is already its id (``clinex.pv.transformer.v1``); the
+    CRF's ``name`` is its short name (``crf``) and its id is ``source``
+    (``clinex.pv.crf.v1``, the provenance its events carry).
+
+    Parameters
+    ----------
+    model : PVModel
+        A model from :func:`load_model`.
+
+    Returns
+    -------
+    str
+        The id recorded by ``clinex batch pv`` manifests and the web API.
+    """
+    name = str(getattr(model, "name", ""))
+    if name.startswith("clinex.pv."):
+        return name
+    source = getattr(model, "source", None)
+    return source if isinstance(source, str) and source else name
 
 
 def shipped_model_dir(kind: str) -> Path | None:
