@@ -126,7 +126,7 @@ def _check_options(args: argparse.Namespace) -> None:
     ----------
     args : argparse.Namespace
         Parsed options; ``--decoder`` must be one of :data:`DECODERS`, ``--limit``,
-        ``--train-limit`` and ``--speed-sentences`` at least 1 when given.
+        ``--train-limit``, ``--speed-sentences`` and ``--threads`` at least 1 when given.
 
     Raises
     ------
@@ -137,7 +137,7 @@ def _check_options(args: argparse.Namespace) -> None:
 
     if args.decoder is not None and args.decoder not in DECODERS:
         raise InputError(f"--decoder must be {' or '.join(DECODERS)}; got {args.decoder!r}")
-    for option in ("limit", "train_limit", "speed_sentences"):
+    for option in ("limit", "train_limit", "speed_sentences", "threads"):
         value = getattr(args, option)
         if value is not None and value < 1:
             raise InputError(f"--{option.replace('_', '-')} must be at least 1; got {value}")

@@ -79,6 +79,7 @@ def _fake_model(tmp_path: Path) -> Path:
         (["--limit", "-5"], "--limit must be at least 1; got -5"),
         (["--speed-sentences", "0"], "--speed-sentences must be at least 1; got 0"),
         (["--train-limit", "-1"], "--train-limit must be at least 1; got -1"),
+        (["--threads", "0"], "--threads must be at least 1; got 0"),
     ],
 )
 def test_bad_option_values_exit_2_with_clx001(tmp_path: Path, args: list[str], message: str) -> None:

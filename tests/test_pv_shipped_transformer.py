@@ -80,9 +80,13 @@ def test_shipped_transformer_no_drug_no_event(model) -> None:
     assert model.fallback_gate == "drug"
     texts = ["The weather was nice today.", "Table 1.", "CASE REPORT", "Results are shown in the figure."]
     assert model.predict(texts) == [[], [], [], []]
+    # tagged (not forced) triggers whose only argument is the trigger word itself, no drug anywhere
+    bare = ["Figure 1.", "Abstract", "References", "x", "Informed consent was obtained."]
+    assert model.predict(bare) == [[]] * 5
     model.fallback_gate = "always"
     try:
         assert all(len(evs) == 1 for evs in model.predict(texts))  # the forced trigger, ungated
+        assert [len(evs) for evs in model.predict(bare)] == [1, 1, 1, 1, 1]
     finally:
         model.fallback_gate = "drug"
     (ev,) = model.predict(["Lithium was stopped."])[0] or [None]

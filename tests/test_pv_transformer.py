@@ -549,6 +549,16 @@ def test_damaged_model_folders_are_model_errors(tiny_model: Path, tmp_path: Path
     (m / "model.json").write_text(json.dumps(meta))
     with pytest.raises(ModelError, match=r"badparam/model\.json: field 'params': join_adjacent must be"):
         TransformerExtractor.load(m)
+    for k, bad in enumerate([None, "abc", [1], {"epochs": 3}, "missing"]):
+        m = copy(f"params{k}")
+        meta = json.loads((m / "model.json").read_text())
+        if bad == "missing":
+            del meta["params"]
+        else:
+            meta["params"] = bad
+        (m / "model.json").write_text(json.dumps(meta))
+        with pytest.raises(ModelError, match=rf"params{k}/model\.json: field 'params': params must be an object"):
+            TransformerExtractor.load(m)
 
 
 def test_card_without_dev_has_no_dev_columns(tiny_model: Path) -> None:
@@ -561,6 +571,7 @@ def test_card_without_dev_has_no_dev_columns(tiny_model: Path) -> None:
     ("key", "value", "message"),
     [
         ("threads", -3, "threads must be >= 1 or null; got -3"),
+        ("max_length", 1, "max_length must be at least 16 sub-word tokens"),
         ("threads", 0, "threads must be >= 1 or null; got 0"),
         ("patience", -1, "patience must be >= 1; got -1"),
         ("max_minutes", 0, "max_minutes must be > 0 or null; got 0"),

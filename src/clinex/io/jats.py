@@ -27,7 +27,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from clinex.errors import EncodingError, FormatError, InputError
+from clinex.errors import EncodingError, FormatError
+from clinex.io.textfile import require_file
 from clinex.text import Document, Fragment, Span
 
 __all__ = ["read_jats", "section_label"]
@@ -158,9 +159,7 @@ def read_jats(path: str | Path) -> Document:
     from defusedxml import ElementTree
     from defusedxml.common import DefusedXmlException
 
-    p = Path(path)
-    if not p.is_file():
-        raise InputError("no such file", path=p)
+    p = require_file(path)
     if p.stat().st_size == 0:
         raise FormatError("empty file (0 bytes), expected JATS XML", path=p)
     try:

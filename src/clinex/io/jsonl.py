@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from clinex.errors import ClinexError, EncodingError, FormatError, InputError, report_to_stderr
-from clinex.io.textfile import iter_json_lines
+from clinex.errors import ClinexError, EncodingError, FormatError, report_to_stderr
+from clinex.io.textfile import iter_json_lines, require_file
 
 __all__ = ["TextRecord", "iter_jsonl_texts", "parse_jsonl_data", "looks_like_jsonl"]
 
@@ -128,9 +128,7 @@ def iter_jsonl_texts(
         A line that is not a JSON object with the two fields, or a repeated id
         (names file, line and field).
     """
-    p = Path(path)
-    if not p.is_file():
-        raise InputError("no such file", path=p)
+    p = require_file(path)
     yield from parse_jsonl_data(
         p.read_bytes(),
         path=p,

@@ -51,7 +51,7 @@ from clinex.errors import (
     report_to_stderr,
 )
 from clinex.io.modes import default_file_mode
-from clinex.io.textfile import iter_json_lines
+from clinex.io.textfile import iter_json_lines, require_file
 from clinex.pv.schema import (
     ATTRIBUTES,
     COMBINATION,
@@ -374,9 +374,7 @@ def iter_phee_json(
     """
     if errors not in ("raise", "skip"):
         raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
-    p = Path(path)
-    if not p.is_file():
-        raise InputError("no such file", path=p)
+    p = require_file(path)
     report = on_error or report_to_stderr
     for n, obj in iter_json_lines(p.read_bytes(), path=p):
         try:

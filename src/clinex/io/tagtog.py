@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from clinex.errors import FormatError, InputError, SchemaError
+from clinex.io.textfile import require_file
 from clinex.text import Document, Fragment, Span
 
 __all__ = [
@@ -100,8 +101,7 @@ def _read_pages(path: Path) -> list[tuple[str, str]]:
     from defusedxml import ElementTree
     from defusedxml.common import DefusedXmlException
 
-    if not path.is_file():
-        raise InputError("no such file", path=path)
+    require_file(path)
     if path.stat().st_size == 0:
         raise FormatError("empty file (0 bytes), expected a tagtog plain.html", path=path)
     try:
@@ -222,8 +222,7 @@ def _find_legend(ann_path: Path) -> dict[str, str] | None:
 
 
 def _load_json(path: Path) -> Any:
-    if not path.is_file():
-        raise InputError("no such file", path=path)
+    require_file(path)
     try:
         raw = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:

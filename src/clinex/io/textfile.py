@@ -10,7 +10,24 @@ from typing import Any
 
 from clinex.errors import ClinexError, EncodingError, FormatError, InputError
 
-__all__ = ["read_text", "iter_json_lines"]
+__all__ = ["read_text", "iter_json_lines", "require_file"]
+
+
+def require_file(path: str | Path) -> Path:
+    """``path`` as a Path if it names an existing regular file.
+
+    Raises
+    ------
+    InputError
+        ``no such file``, or ``is a folder, not a file`` for a folder (so that a user
+        who gave a folder is not told it does not exist).
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise InputError("is a folder, not a file", path=p)
+    if not p.is_file():
+        raise InputError("no such file", path=p)
+    return p
 
 
 def read_text(path: str | Path) -> str:
@@ -34,9 +51,7 @@ def read_text(path: str | Path) -> str:
         If the file holds NUL bytes (binary) or is not valid UTF-8; the message
         names the file and the 1-based line of the first bad byte.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise InputError("no such file", path=p)
+    p = require_file(path)
     data = p.read_bytes()
     if b"\x00" in data[:8192]:
         line = data[: data.index(b"\x00")].count(b"\n") + 1

@@ -29,6 +29,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from clinex.errors import FormatError, InputError
+from clinex.io.textfile import require_file
 from clinex.rob.schema import sq
 from clinex.rob.types import Evidence, SQAnswer, TrialAssessment
 from clinex.text import Document
@@ -90,9 +91,7 @@ def read_json(path: str | Path) -> TrialAssessment:
     FormatError
         If it is not a valid assessment; the message names the first bad field.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise InputError("no such file", path=p)
+    p = require_file(path)
     try:
         return TrialAssessment.model_validate_json(p.read_text(encoding="utf-8"))
     except ValidationError as exc:

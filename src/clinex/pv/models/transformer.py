@@ -106,6 +106,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
 _EVENT_LAYERS = ("main", "sub", "comb", "attr")
 _VARIANTS = ("pairwise", "conditioned", "joint")
 _FALLBACK_GATES = ("drug", "evidence", "always")
+#: Smallest ``max_length``: two special tokens plus a short clause (PHEE sentences average
+#: about 30 words; a window this small only guards against nonsense values such as 1).
+_MIN_MAX_LENGTH = 16
 #: Attribute names a cue lexicon can supply (``attributes`` parameter).
 _ATTRIBUTE_NAMES = ("Speculated", "Negated", "Severity")
 _IGNORE = -100
@@ -543,6 +546,11 @@ class TransformerExtractor:
         for key in ("max_length", "epochs", "batch_size", "predict_batch_size", "patience"):
             if int(getattr(self, key)) < 1:
                 raise ModelError(f"{key} must be >= 1; got {getattr(self, key)}")
+        if int(self.max_length) < _MIN_MAX_LENGTH:
+            raise ModelError(
+                f"max_length must be at least {_MIN_MAX_LENGTH} sub-word tokens (a window has to hold "
+                f"a clause); got {self.max_length}"
+            )
         for key in ("lr", "head_lr"):
             if not float(getattr(self, key)) > 0:
                 raise ModelError(f"{key} must be > 0; got {getattr(self, key)}")
@@ -1074,8 +1082,10 @@ class TransformerExtractor:
                         events[i].append(self._event(trig[0], trig[1], trig[2], layer))
                     else:
                         events[i] = self._joint_events(triggers[r], layer)
-                for i in forced:
-                    if not self._fallback_allowed(texts[i], events[i]):
+                for i in set(idx):
+                    if i in forced and not self._fallback_allowed(texts[i], events[i]):
+                        events[i] = []
+                    elif self._bare(texts[i], events[i]):
                         events[i] = []
         return self._lexicon_attributes(texts, events)
 
@@ -1128,16 +1138,33 @@ class TransformerExtractor:
             out.append(merged)
         return out
 
+    def _bare(self, text: str, events: Sequence[Event]) -> bool:
+        """True when every event has no argument besides its own trigger word and the
+        sentence has no gazetteer drug: "Abstract", "Informed consent was obtained."
+        (dropped unless ``fallback_gate="always"``; no dev event is lost)."""
+        if self.fallback_gate == "always" or not events:
+            return False
+        for ev in events:
+            if any(not a.span.overlaps(ev.trigger.start, ev.trigger.end) for a in ev.arguments):
+                return False
+        return not has_gazetteer_drug(text)
+
     def _fallback_allowed(self, text: str, events: Sequence[Event]) -> bool:
         """Whether events built on a forced trigger are kept (see ``fallback_gate``)."""
         if self.fallback_gate == "always":
             return True
-        if any(ev.sub_arguments.get("Treatment") or ev.combinations for ev in events):
-            return True
-        if self.fallback_gate == "evidence" and any(
-            a.role in ("Treatment", "Effect") for ev in events for a in ev.arguments
-        ):
-            return True
+        for ev in events:
+            # evidence must be something else than the forced trigger word itself
+            # ("Figure" in "Figure 1." tagged both trigger and Treatment.Drug)
+            drugs = [a.span for a in ev.sub_arguments.get("Treatment", ()) if a.role == "Drug"]
+            drugs += [d.span for c in ev.combinations for d in c.drugs]
+            if any(not sp.overlaps(ev.trigger.start, ev.trigger.end) for sp in drugs):
+                return True
+            if self.fallback_gate == "evidence" and any(
+                a.role in ("Treatment", "Effect") and not a.span.overlaps(ev.trigger.start, ev.trigger.end)
+                for a in ev.arguments
+            ):
+                return True
         return has_gazetteer_drug(text)
 
     def _fallback_trigger(
@@ -1290,7 +1317,14 @@ class TransformerExtractor:
             )
         if meta.get("layers") != {k: list(v) for k, v in LAYERS.items()}:
             raise ModelError("tag layers differ from this clinex version", path=meta_path, field="layers")
-        params = dict(meta["params"])
+        params = meta.get("params")
+        if not isinstance(params, dict) or not isinstance(params.get("encoder"), str):
+            raise ModelError(
+                "params must be an object with the training parameters, including 'encoder'",
+                path=meta_path,
+                field="params",
+            )
+        params = dict(params)
         params.setdefault("attributes", "model")  # saved before the parameter existed
         encoder = params.pop("encoder")
         try:

@@ -1,0 +1,21 @@
+"""``require_file``: a folder given where a file is expected is named as a folder."""
+
+from pathlib import Path
+
+import pytest
+
+from clinex.errors import InputError
+from clinex.io.phee_json import read_phee_json
+from clinex.io.textfile import require_file
+
+
+def test_folder_and_missing_file_messages(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=rf"\[CLX001\] {tmp_path}: is a folder, not a file"):
+        require_file(tmp_path)
+    with pytest.raises(InputError, match=rf"\[CLX001\] {tmp_path / 'x.json'}: no such file"):
+        require_file(tmp_path / "x.json")
+    f = tmp_path / "a.json"
+    f.write_text("", encoding="utf-8")
+    assert require_file(f) == f
+    with pytest.raises(InputError, match="is a folder, not a file"):  # through the PHEE reader
+        read_phee_json(tmp_path)
