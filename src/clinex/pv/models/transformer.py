@@ -1154,9 +1154,9 @@ class TransformerExtractor:
         if self.fallback_gate == "always":
             return True
         for ev in events:
-            # evidence must be something else than the forced trigger word itself
-            # ("Figure" in "Figure 1." tagged both trigger and Treatment.Drug)
-            drugs = [a.span for a in ev.sub_arguments.get("Treatment", ()) if a.role == "Drug"]
+            # evidence: a Treatment sub-argument or a combination drug other than the
+            # forced trigger word itself ("Figure" in "Figure 1." was tagged both)
+            drugs = [a.span for a in ev.sub_arguments.get("Treatment", ())]
             drugs += [d.span for c in ev.combinations for d in c.drugs]
             if any(not sp.overlaps(ev.trigger.start, ev.trigger.end) for sp in drugs):
                 return True
