@@ -945,9 +945,12 @@ class TransformerExtractor:
         if not texts:
             return []
         texts = list(texts)
-        pieces = [self._pieces(t) for t in texts]
-        if all(len(p) == 1 for p in pieces):
-            return self._predict(texts, self._tokenize(texts), 0)
+        toks = self._tokenize(texts)
+        # a text that fills its window may have been truncated: cut it into windows
+        long = {i for i, t in enumerate(toks) if len(t["input_ids"]) >= self._max_tokens()}
+        if not long:
+            return self._predict(texts, toks, 0)
+        pieces = [self._pieces(t) if i in long else [(0, t)] for i, t in enumerate(texts)]
         from clinex.pv.pipeline import shift_event
 
         flat = [(i, off, piece) for i, ps in enumerate(pieces) for off, piece in ps]
