@@ -19,3 +19,15 @@ def test_folder_and_missing_file_messages(tmp_path: Path) -> None:
     assert require_file(f) == f
     with pytest.raises(InputError, match="is a folder, not a file"):  # through the PHEE reader
         read_phee_json(tmp_path)
+
+
+def test_parse_yaml_names_file_line_and_error_class() -> None:
+    from clinex.errors import FormatError, SchemaError
+    from clinex.io.textfile import parse_yaml
+
+    assert parse_yaml("a: 1\nb: [2, 3]\n", path="x.yaml") == {"a": 1, "b": [2, 3]}
+    # the unclosed list is found at the end of the stream, line 4
+    with pytest.raises(FormatError, match=r"\[CLX002\] x\.yaml:4: not valid YAML: expected ',' or '\]'"):
+        parse_yaml("a: 1\nb: 2\nc: [1, 2\n", path="x.yaml")
+    with pytest.raises(SchemaError, match=r"c\.yaml:2: invalid YAML: "):
+        parse_yaml("a: 1\nb: c: d\n", path="c.yaml", error=SchemaError, what="invalid YAML")

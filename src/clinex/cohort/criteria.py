@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from clinex.cohort.types import Label
 from clinex.errors import InputError, SchemaError
+from clinex.io.textfile import parse_yaml
 
 __all__ = [
     "QuantitySpec",
@@ -410,14 +411,7 @@ def _read_mapping(path: Path) -> dict[str, Any]:
         except tomllib.TOMLDecodeError as exc:
             raise SchemaError(f"invalid TOML: {exc}", path=path) from None
     elif suffix in (".yaml", ".yml"):
-        import yaml
-
-        try:
-            data = yaml.safe_load(raw)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = mark.line + 1 if mark is not None else None
-            raise SchemaError(f"invalid YAML: {getattr(exc, 'problem', exc)}", path=path, line=line) from None
+        data = parse_yaml(raw, path=path, error=SchemaError, what="invalid YAML")
     else:
         raise InputError("criterion files end in .yaml, .yml or .toml", path=path)
     if not isinstance(data, dict):

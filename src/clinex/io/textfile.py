@@ -10,7 +10,7 @@ from typing import Any
 
 from clinex.errors import ClinexError, EncodingError, FormatError, InputError
 
-__all__ = ["read_text", "iter_json_lines", "require_file"]
+__all__ = ["read_text", "iter_json_lines", "require_file", "parse_yaml"]
 
 
 def require_file(path: str | Path) -> Path:
@@ -28,6 +28,43 @@ def require_file(path: str | Path) -> Path:
     if not p.is_file():
         raise InputError("no such file", path=p)
     return p
+
+
+def parse_yaml(
+    raw: str, *, path: str | Path, error: type[ClinexError] = FormatError, what: str = "not valid YAML"
+) -> Any:
+    """Parse YAML text (``yaml.safe_load``); a syntax error names the file and line.
+
+    Parameters
+    ----------
+    raw : str
+        The YAML text.
+    path : str or Path
+        Where it came from (a file, or a resource name such as
+        ``clinex/resources/rob/cues.yaml``), for the message.
+    error : ClinexError subclass, default FormatError
+        The error raised (criterion files raise ``SchemaError``).
+    what : str, default "not valid YAML"
+        The start of the message.
+
+    Returns
+    -------
+    Any
+        The parsed document (``None`` for an empty one).
+
+    Raises
+    ------
+    error
+        ``<what>: <problem>`` with the 1-based line of the problem when PyYAML gives one.
+    """
+    import yaml
+
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise error(f"{what}: {getattr(exc, 'problem', exc)}", path=path, line=line) from None
 
 
 def read_text(path: str | Path) -> str:

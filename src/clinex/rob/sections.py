@@ -36,6 +36,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from clinex.errors import FormatError, InputError
+from clinex.io.textfile import parse_yaml
 from clinex.text import Document, Fragment, Span
 
 __all__ = [
@@ -95,7 +96,6 @@ def load_headings(path: str | None = None) -> HeadingList:
     """
     from importlib import resources
 
-    import yaml
     from pydantic import ValidationError
 
     if path is None or path == "default":
@@ -105,12 +105,7 @@ def load_headings(path: str | None = None) -> HeadingList:
         if not Path(path).is_file():
             raise InputError("no such heading list", path=path)
         where, raw = path, Path(path).read_text(encoding="utf-8")
-    try:
-        data = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise FormatError(f"not valid YAML: {getattr(exc, 'problem', exc)}", path=where,
-                          line=mark.line + 1 if mark is not None else None) from None
+    data = parse_yaml(raw, path=where)
     try:
         headings = HeadingList.model_validate(data)
     except ValidationError as exc:

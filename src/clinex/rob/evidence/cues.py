@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from clinex.errors import FormatError, InputError, ModelError, SchemaError
+from clinex.io.textfile import parse_yaml
 from clinex.rob.evidence.response import SQ_IDS, answer_from_votes
 from clinex.rob.evidence.segment import normalise, segment_document
 from clinex.rob.types import Evidence, SQAnswer
@@ -147,8 +148,6 @@ def load_lexicon(path: str | Path | None = None) -> CueLexicon:
         Not YAML/JSON, or a cue that does not validate (the message names the SQ,
         the cue's 0-based index and the field).
     """
-    import yaml
-
     if path is None or str(path) == "default":
         res = resources.files("clinex.resources").joinpath("rob", DEFAULT_LEXICON)
         where = f"clinex/resources/rob/{DEFAULT_LEXICON}"
@@ -159,12 +158,7 @@ def load_lexicon(path: str | Path | None = None) -> CueLexicon:
             raise InputError("no such cue lexicon file", path=p)
         where = str(p)
         raw = p.read_text(encoding="utf-8")
-    try:
-        data = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise FormatError(f"not valid YAML: {getattr(exc, 'problem', exc)}", path=where,
-                          line=mark.line + 1 if mark is not None else None) from None
+    data = parse_yaml(raw, path=where)
     return lexicon_from_dict(data, where=where)
 
 
