@@ -177,6 +177,21 @@ def _f1_tables(title: str, domains, sqs, overall_label: str, overall: float) -> 
     return [Text(title, overflow="fold"), t, q]
 
 
+def _print_agreement(result, title: str, overall_label: str, measures: tuple[str, ...]):
+    """Print the F1 tables and the judgement table of an IAA or LODO result on stdout.
+
+    ``result`` has ``domains``, ``sqs``, ``overall_f1`` and ``judgements`` (``IAAReport``
+    or ``LODOResult``); returns the 80-column console for any further lines.
+    """
+    from rich.console import Console
+
+    out = Console(width=80, highlight=False)
+    for t in _f1_tables(title, result.domains, result.sqs, overall_label, result.overall_f1):
+        out.print(t)
+    out.print(_judgement_table(result.judgements, measures))
+    return out
+
+
 @app.command("iaa")
 def iaa(
     dir_a: str = typer.Argument(..., help="Reference annotator: tagtog ann.json folder or clinex JSON folder."),
@@ -206,12 +221,8 @@ def iaa(
     if as_json:
         typer.echo(report.model_dump_json())
         return
-    out = Console(width=80, highlight=False)
-    for t in _f1_tables(f"Token-level pairwise F1 (%), {report.documents} documents, "
-                        f"{report.tokens} tokens", report.domains, report.sqs,
-                        "Overall (SQs used)", report.overall_f1):
-        out.print(t)
-    out.print(_judgement_table(report.judgements, ("observed", "pabak", "kappa")))
+    _print_agreement(report, f"Token-level pairwise F1 (%), {report.documents} documents, {report.tokens} tokens",
+                     "Overall (SQs used)", ("observed", "pabak", "kappa"))
 
 
 @app.command("train")
@@ -310,11 +321,7 @@ def evaluate_cmd(
     if as_json:
         typer.echo(result.model_dump_json())
         return
-    out = Console(width=80, highlight=False)
-    for t in _f1_tables(f"LODO {result.model_name} vs {result.gold}: token F1 (%), "
-                        f"{result.documents} documents", result.domains, result.sqs,
-                        "Mean over SQs used", result.overall_f1):
-        out.print(t)
-    out.print(_judgement_table(result.judgements, ("observed", "pabak")))
+    out = _print_agreement(result, f"LODO {result.model_name} vs {result.gold}: token F1 (%), "
+                                   f"{result.documents} documents", "Mean over SQs used", ("observed", "pabak"))
     out.print(f"{result.seconds_per_trial:.3f} s per trial to predict "
               f"({result.seconds_per_page:.4f} s per page); {result.train_seconds:.1f} s training per fold")
