@@ -83,10 +83,9 @@ def _pv_records_from_text(text: str, name: str) -> list[tuple[str, str]]:
 
     Empty or blank text gives one record ``NAME_1`` with that text (and no events).
     """
-    from clinex.text import split_sentences
+    from clinex.pv.pipeline import sentence_pieces
 
-    records = [(f"{name}_{k}", s.text) for k, s in enumerate(split_sentences(text), start=1)]
-    return records or [(f"{name}_1", text)]
+    return [(f"{name}_{k}", piece) for k, (_, _, piece) in enumerate(sentence_pieces(text), start=1)]
 
 
 def _pv_echo_events(item) -> None:  # noqa: ANN001 - SentenceEvents, imported lazily

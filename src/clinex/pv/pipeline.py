@@ -24,7 +24,33 @@ from typing import Any
 from clinex.pv.types import Argument, Attribute, Combination, Event, SentenceEvents
 from clinex.text import Fragment, Span, split_sentences
 
-__all__ = ["extract", "extract_record", "extract_records", "extract_sentences", "filter_events", "shift_event"]
+__all__ = [
+    "extract",
+    "extract_record",
+    "extract_records",
+    "extract_sentences",
+    "filter_events",
+    "sentence_pieces",
+    "shift_event",
+]
+
+
+def sentence_pieces(text: str) -> list[tuple[int, int, str]]:
+    """The records plain text is cut into: one per sentence, or the whole text if none.
+
+    Parameters
+    ----------
+    text : str
+        Plain text (a TEXT argument, a .txt file, a web request).
+
+    Returns
+    -------
+    list of (int, int, str)
+        ``(start, end, sentence)`` per sentence of :func:`clinex.text.split_sentences`
+        (character offsets into ``text``); empty or blank text is one piece, the text
+        itself, so that it still gives one record (with no events).
+    """
+    return [(s.start, s.end, s.text) for s in split_sentences(text)] or [(0, len(text), text)]
 
 
 def _shift_span(span: Span, offset: int, text: str) -> Span:

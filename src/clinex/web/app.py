@@ -79,14 +79,6 @@ def _check_model(name: str, allowed: tuple[str, ...], field: str) -> None:
         raise SchemaError(f"unknown model {name!r}; valid: {', '.join(allowed)}", field=field)
 
 
-def _pv_pieces(text: str) -> list[tuple[int, int, str]]:
-    """``(start, end, sentence)`` of each sentence of ``text``; empty or blank text is
-    one piece, the text itself (the rule of ``clinex pv extract``)."""
-    from clinex.text import split_sentences
-
-    return [(s.start, s.end, s.text) for s in split_sentences(text)] or [(0, len(text), text)]
-
-
 def _renamed(exc: ClinexError, path: Path, filename: str) -> ClinexError:
     """The same error, naming the uploaded file instead of the server's temporary copy."""
     if exc.path == str(path):
@@ -134,10 +126,10 @@ def create_app() -> FastAPI:
     def pv_extract(req: PVRequest) -> dict[str, Any]:
         from clinex.io.phee_json import to_phee_dict
         from clinex.pv.models import load_model, model_id
-        from clinex.pv.pipeline import extract_records
+        from clinex.pv.pipeline import extract_records, sentence_pieces
 
         _check_model(req.model, PV_MODELS, "model")
-        pieces = _pv_pieces(req.text)
+        pieces = sentence_pieces(req.text)
         model = load_model(req.model)
         items = extract_records([(f"s{i}", t) for i, (_, _, t) in enumerate(pieces, start=1)], model=model)
         out = [
