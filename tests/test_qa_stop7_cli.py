@@ -155,3 +155,23 @@ def test_param_encoder_alone_works_as_encoder(cli, tmp_path: Path, fake_train) -
               "--train", str(train), "--out", str(tmp_path / "m"))
     assert res.code == 0, res.stderr
     assert fake_train == [("transformer", tmp_path / "m", {"encoder": "minilm"})]
+
+
+def test_force_with_the_real_crf_trainer(cli, tmp_path: Path, shared_data: Path) -> None:  # noqa: ANN001
+    """No fake: a real (tiny) CRF trained with --dev, then retrained with --force and no --dev."""
+    from clinex.pv.models import load_model
+
+    lines = (shared_data / "phee" / "json" / "train.json").read_text(encoding="utf-8").splitlines()
+    train = tmp_path / "train.json"
+    train.write_text("\n".join(lines[:40]) + "\n", encoding="utf-8")
+    dev = tmp_path / "dev.json"
+    dev.write_text("\n".join(lines[40:50]) + "\n", encoding="utf-8")
+    model = tmp_path / "m"
+    res = cli("pv", "train", "--train", str(train), "--dev", str(dev), "--out", str(model), "--max-iterations", "5")
+    assert res.code == 0, res.stderr
+    assert (model / "dev_scores.json").is_file()
+    res = cli("pv", "train", "--train", str(train), "--out", str(model), "--max-iterations", "5", "--force")
+    assert res.code == 0, res.stderr
+    assert not (model / "dev_scores.json").exists()  # the old run's file went with the old folder
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dev.json", "m", "train.json"]
+    assert isinstance(load_model(str(model)).predict(["Rash after aspirin."]), list)
