@@ -99,6 +99,8 @@ def test_shipped_transformer_reads_past_its_window(model) -> None:
     events = model.predict([text])[0]
     found = {(ev.trigger.text, ev.trigger.start) for ev in events}
     assert ("developed", 3759) in found
+    # mixed with a short text in one call: each gets what it gets alone
+    assert model.predict([text, S1]) == [events, model.predict([S1])[0]]
     (ev,) = [ev for ev in events if ev.trigger.start == 3759]
     assert {(a.role, a.span.text, a.span.start) for a in ev.arguments} >= {
         ("Effect", "rash", 3754),

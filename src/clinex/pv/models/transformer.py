@@ -955,14 +955,18 @@ class TransformerExtractor:
 
         flat = [(i, off, piece) for i, ps in enumerate(pieces) for off, piece in ps]
         piece_texts = [piece for _, _, piece in flat]
-        preds = self._predict(piece_texts, self._tokenize(piece_texts), 0)
+        cut = [k for k, (i, _, _) in enumerate(flat) if i in long]
+        piece_toks = [toks[i] for i, _, _ in flat]  # texts that fit keep their tokens
+        for k, tok in zip(cut, self._tokenize([piece_texts[k] for k in cut])):
+            piece_toks[k] = tok
+        preds = self._predict(piece_texts, piece_toks, 0)
         out: list[list[Event]] = [[] for _ in texts]
         for (i, off, _), events in zip(flat, preds):
             out[i].extend(shift_event(ev, off, texts[i]) for ev in events)
         return out
 
     def _pieces(self, text: str) -> list[tuple[int, str]]:
-        """Cut a text longer than ``max_length`` tokens into pieces that fit.
+        """Cut a text longer than :meth:`_max_tokens` tokens into pieces that fit.
 
         A piece ends at a sentence start (:func:`clinex.text.split_sentences`) when
         one falls inside the window, else at a word start, else after ``max_length - 2``
