@@ -78,6 +78,10 @@ class Attribute(BaseModel):
         The cue text (``"may"``, ``"not"``, ``"severe"``).
     entity_id : str or None
         Annotation id of the cue.
+    source : str or None
+        What decided the attribute (provenance): ``"model"`` for the model's learned
+        attribute layer, ``"rule:<rule id>"`` for a cue rule whose scope governs the
+        trigger or the Effect (:mod:`clinex.pv.scope`), ``None`` for gold annotations.
     """
 
     model_config = _FROZEN
@@ -86,6 +90,7 @@ class Attribute(BaseModel):
     value: bool | str
     cue: Span | None = None
     entity_id: str | None = None
+    source: str | None = None
 
 
 class Event(BaseModel):
