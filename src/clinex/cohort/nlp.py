@@ -41,6 +41,8 @@ from collections.abc import Iterable
 from importlib import resources
 from typing import TYPE_CHECKING
 
+from clinex.context_rules import build_context_rules, sentinel_rule
+
 if TYPE_CHECKING:  # pragma: no cover
     from spacy.language import Language
 
@@ -106,65 +108,21 @@ def _context_rules(default_path: str) -> list:
     bidirectional: "eye exam: no retinopathy"); ``terminated_by`` ends a category's
     scope at another category ("No bleeding on aspirin": negation stops at "on").
     (medspaCy's ``terminating_types`` option is not used: in medspaCy 1.3.1 it only
-    reaches the first rule.)
+    reaches the first rule.) Building is shared with the PHEE scope layer
+    (:func:`clinex.context_rules.build_context_rules`).
     """
-    from medspacy.context import ConTextRule
-
     with open(default_path, encoding="utf-8") as fh:
         defaults = json.load(fh)["context_rules"]
     with open(context_rules_path(), encoding="utf-8") as fh:
         ours = json.load(fh)
     overrides = {o["literal"]: o for o in ours.get("overrides", [])}
-    rules = []
+    merged = []
     for r in [*defaults, *ours["context_rules"]]:
         o = overrides.get(r["literal"])
         if o is not None and r in defaults:
             r = {**r, **{k: v for k, v in o.items() if k != "literal"}}
-        for variant in _as_literals(r):
-            rule = ConTextRule.from_dict(variant)
-            for other in ours.get("terminated_by", {}).get(rule.category.upper(), []):
-                rule.terminated_by.add(other.upper())
-            rules.append(rule)
-    return rules
-
-
-def _as_literals(rule: dict, limit: int = 300) -> list[dict]:
-    """Expand a token-pattern rule into literal rules when that is exact.
-
-    A pattern whose tokens only test ``LOWER`` (a string or ``{"IN": [...]}``),
-    optionally with ``"OP": "?"``, matches exactly the phrases of the cartesian
-    product of its alternatives; as literals they go to spaCy's PhraseMatcher,
-    which is several times faster than the token Matcher on these notes. Other
-    patterns (and products above ``limit`` phrases) are kept as they are.
-    """
-    import itertools
-
-    pattern = rule.get("pattern")
-    if not isinstance(pattern, list):
-        return [rule]
-    slots: list[list[str]] = []
-    for tok in pattern:
-        keys = set(tok) - {"OP"}
-        if keys != {"LOWER"} or tok.get("OP") not in (None, "?"):
-            return [rule]
-        val = tok["LOWER"]
-        if isinstance(val, str):
-            alts = [val]
-        elif isinstance(val, dict) and set(val) == {"IN"}:
-            alts = list(val["IN"])
-        else:
-            return [rule]
-        if tok.get("OP") == "?":
-            alts = [*alts, ""]
-        slots.append(alts)
-    n = 1
-    for alts in slots:
-        n *= len(alts)
-    if n > limit:
-        return [rule]
-    phrases = {" ".join(w for w in combo if w) for combo in itertools.product(*slots)}
-    base = {k: v for k, v in rule.items() if k not in ("literal", "pattern")}
-    return [{**base, "literal": p, "pattern": None} for p in sorted(phrases) if p]
+        merged.append(r)
+    return build_context_rules(merged, terminated_by=ours.get("terminated_by", {}))
 
 
 def build_nlp(phrases: Iterable[str]) -> "Language":
@@ -183,7 +141,6 @@ def build_nlp(phrases: Iterable[str]) -> "Language":
     """
     import medspacy  # noqa: F401  (registers the factories)
     import spacy
-    from medspacy.context import ConTextRule
     from medspacy.section_detection import SectionRule
     from medspacy.target_matcher import TargetRule
 
@@ -206,8 +163,8 @@ def build_nlp(phrases: Iterable[str]) -> "Language":
         config={"rules": None, "input_span_type": "group", "span_group_name": SPAN_GROUP},
     )
     context.add(_context_rules(context.DEFAULT_RULES_FILEPATH))
-    # All rules are literal after _as_literals: keep the token Matcher non-empty (W036).
-    context.add([ConTextRule("clinex-sentinel", "CLINEX_SENTINEL", pattern=[{"ORTH": "\x00clinex-sentinel\x00"}], direction="PSEUDO")])
+    # All rules are literal after expand_literals: keep the token Matcher non-empty (W036).
+    context.add([sentinel_rule()])
     return nlp
 
 

@@ -1,0 +1,159 @@
+"""Shared ConText rule building: medspaCy rule dicts → ``ConTextRule`` objects.
+
+Used by the cohort pipeline (:mod:`clinex.cohort.nlp`) and by the PHEE attribute
+scope layer (:mod:`clinex.pv.scope`); neither task imports the other, both import
+this module.
+
+* :func:`expand_literals` turns a token pattern that only tests ``LOWER`` into the
+  equivalent literal phrases (spaCy's PhraseMatcher is several times faster than the
+  token Matcher);
+* :func:`build_context_rules` builds the rules, adds the ``terminated_by`` links
+  (category → categories that end its scope) and keeps clinex's own keys (rule id,
+  provenance ...) in ``ConTextRule.metadata``;
+* :func:`sentinel_rule` is a token-pattern rule that never matches: it keeps spaCy's
+  token Matcher non-empty when all rules are literal, which otherwise warns (W036)
+  on every document.
+
+References
+----------
+.. [1] Harkema H, Dowling JN, Thornblade T, Chapman WW. ConText: an algorithm for
+   determining negation, experiencer, and temporal status from clinical reports.
+   J Biomed Inform 2009;42(5):839-851.
+.. [2] Eyre H, Chapman AB, Peterson KS, et al. Launching into clinical space with
+   medspaCy: a new clinical text processing toolkit in Python. AMIA Annu Symp Proc
+   2021:438-447 (the ``ConTextRule`` dict format).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["MEDSPACY_RULE_KEYS", "expand_literals", "build_context_rules", "sentinel_rule"]
+
+#: Keys that medspaCy's ``ConTextRule.from_dict`` accepts (medspaCy 1.3).
+MEDSPACY_RULE_KEYS: frozenset[str] = frozenset(
+    {
+        "literal",
+        "direction",
+        "pattern",
+        "category",
+        "metadata",
+        "allowed_types",
+        "excluded_types",
+        "max_targets",
+        "max_scope",
+        "terminated_by",
+    }
+)
+
+
+def expand_literals(rule: Mapping[str, Any], limit: int = 300) -> list[dict[str, Any]]:
+    """Expand a token-pattern rule into literal rules when that is exact.
+
+    Parameters
+    ----------
+    rule : mapping
+        A medspaCy rule dict (``literal``, ``category``, optional ``pattern`` ...).
+    limit : int, default 300
+        Largest number of phrases a pattern may expand to.
+
+    Returns
+    -------
+    list of dict
+        A pattern whose tokens only test ``LOWER`` (a string or ``{"IN": [...]}``),
+        optionally with ``"OP": "?"``, matches exactly the phrases of the cartesian
+        product of its alternatives: one literal rule per phrase (``pattern`` None).
+        Other rules, and products above ``limit`` phrases, come back unchanged (as
+        a one-item list).
+
+    Examples
+    --------
+    >>> [r["literal"] for r in expand_literals({"literal": "x", "category": "NEG",
+    ...     "pattern": [{"LOWER": {"IN": ["no", "without"]}}, {"LOWER": "sign", "OP": "?"}]})]
+    ['no', 'no sign', 'without', 'without sign']
+    """
+    pattern = rule.get("pattern")
+    if not isinstance(pattern, list):
+        return [dict(rule)]
+    slots: list[list[str]] = []
+    for tok in pattern:
+        keys = set(tok) - {"OP"}
+        if keys != {"LOWER"} or tok.get("OP") not in (None, "?"):
+            return [dict(rule)]
+        val = tok["LOWER"]
+        if isinstance(val, str):
+            alts = [val]
+        elif isinstance(val, dict) and set(val) == {"IN"}:
+            alts = list(val["IN"])
+        else:
+            return [dict(rule)]
+        if tok.get("OP") == "?":
+            alts = [*alts, ""]
+        slots.append(alts)
+    n = 1
+    for alts in slots:
+        n *= len(alts)
+    if n > limit:
+        return [dict(rule)]
+    phrases = {" ".join(w for w in combo if w) for combo in itertools.product(*slots)}
+    base = {k: v for k, v in rule.items() if k not in ("literal", "pattern")}
+    return [{**base, "literal": p, "pattern": None} for p in sorted(phrases) if p]
+
+
+def build_context_rules(
+    rule_dicts: Iterable[Mapping[str, Any]],
+    *,
+    terminated_by: Mapping[str, Iterable[str]] | None = None,
+    extra_keys: Iterable[str] = (),
+) -> list[Any]:
+    """Build medspaCy ``ConTextRule`` objects from rule dicts.
+
+    Parameters
+    ----------
+    rule_dicts : iterable of mapping
+        medspaCy rule dicts; pattern rules are expanded with :func:`expand_literals`.
+    terminated_by : mapping of str to iterable of str, optional
+        Category (upper case) → categories whose modifiers end its scope, added to
+        every rule of that category (medspaCy's ``terminating_types`` option only
+        reaches the first rule in medspaCy 1.3.1, so the links are set per rule).
+    extra_keys : iterable of str
+        clinex keys allowed besides :data:`MEDSPACY_RULE_KEYS` (``id``,
+        ``provenance`` ...): they are moved into the rule's ``metadata``.
+
+    Returns
+    -------
+    list of medspacy.context.ConTextRule
+
+    Raises
+    ------
+    ValueError
+        From medspaCy, for an unknown key or a bad direction.
+    """
+    from medspacy.context import ConTextRule
+
+    extra = frozenset(extra_keys)
+    links = {k.upper(): [v.upper() for v in vs] for k, vs in (terminated_by or {}).items()}
+    rules = []
+    for r in rule_dicts:
+        meta = dict(r.get("metadata") or {})
+        meta.update({k: v for k, v in r.items() if k in extra})
+        base = {k: v for k, v in r.items() if k not in extra}
+        if meta:
+            base["metadata"] = meta
+        for variant in expand_literals(base):
+            rule = ConTextRule.from_dict(variant)
+            for other in links.get(rule.category.upper(), []):
+                rule.terminated_by.add(other)
+            rules.append(rule)
+    return rules
+
+
+def sentinel_rule() -> Any:
+    """A ConText rule that never matches (keeps the token Matcher non-empty, W036)."""
+    from medspacy.context import ConTextRule
+
+    return ConTextRule(
+        "clinex-sentinel", "CLINEX_SENTINEL", pattern=[{"ORTH": "\x00clinex-sentinel\x00"}], direction="PSEUDO"
+    )
