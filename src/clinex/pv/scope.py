@@ -343,7 +343,7 @@ class _Pipeline:
         built = build_context_rules(dicts, terminated_by=rules.terminated_by, extra_keys=("id", "cue_tokens"))
         self.context.add([*built, sentinel_rule()])
         self.severity = [
-            (r, re.compile(r"(?<![\w-])" + re.escape(r.literal).replace(r"\ ", r"[\s-]+") + r"(?![\w-])", re.I))
+            (r, re.compile(r"(?<!\w)" + re.escape(r.literal).replace(r"\ ", r"[\s-]+") + r"(?![\w-])", re.I))
             for r in rules.severity_rules
         ]
         self.links = [(link, re.compile(link.between, re.I)) for link in rules.severity_links]
@@ -526,7 +526,8 @@ def _decide(pipe: _Pipeline, text: str, events: Sequence[Event], doc: Doc | None
         if "Severity" not in names and eff_chars:
             hits = [(r, c) for r, c in sev_hits if _severity_links(pipe, text, c, eff_chars)]
             if hits:
-                r, c = min(hits, key=lambda h: (min(abs(h[1][0] - s) for s, _ in eff_chars), h[1][0]))
+                first = min(s for s, _ in eff_chars)
+                r, c = min(hits, key=lambda h: (abs(h[1][0] - first), h[1][0]))
                 added.append(Attribute(name="Severity", value=r.value, cue=Span.from_offsets(text, c), source=f"rule:{r.id}"))
         attrs = tuple(kept + added)
         out.append(ev if attrs == ev.attributes else ev.model_copy(update={"attributes": attrs}))
