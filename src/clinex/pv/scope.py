@@ -552,7 +552,15 @@ def _decide(pipe: _Pipeline, text: str, events: Sequence[Event], doc: Doc | None
         for name in _SCOPED:
             if name in names:
                 continue
-            governing = [m for m in cues if rules.categories[m.category] == name and m.targets & targets]
+            # ConText never lets a cue modify a target it overlaps; a cue that is the
+            # trigger itself ("... was suspected as the cause of ...") is the event's
+            # cue (12 of 410 Negated/Speculated cues in PHEE train).
+            governing = [
+                m
+                for m in cues
+                if rules.categories[m.category] == name
+                and (m.targets & targets or any(m.tok[0] < t[1] and t[0] < m.tok[1] for t in trig))
+            ]
             if governing:
                 m = min(governing, key=lambda m: (_distance(m.tok, anchor), m.tok[0]))
                 added.append(
