@@ -339,6 +339,13 @@ class _Pipeline:
                 d["pattern"] = r.pattern
             if r.max_scope is not None:
                 d["max_scope"] = r.max_scope
+            elif r.direction == "TERMINATE":
+                # medspaCy 1.3.1 tests scopes with ``tuple_overlaps``, which is False when
+                # one scope contains the other: a terminator's sentence-wide scope never
+                # "overlaps" the shorter scope of a cue with ``max_scope``, so the cue's
+                # scope would run past it. A one-token window around the terminator
+                # starts inside the cue's scope and is seen.
+                d["max_scope"] = 1
             dicts.append(d)
         built = build_context_rules(dicts, terminated_by=rules.terminated_by, extra_keys=("id", "cue_tokens"))
         self.context.add([*built, sentinel_rule()])
@@ -442,8 +449,15 @@ def _run_context(pipe: _Pipeline, doc: Doc, events: Sequence[Event]) -> tuple[li
         mods[id(m)] = _Mod(meta.get("id", m.rule.literal), m.category.upper(), m.direction.upper(),
                            (s, e), (cs, ce), _cue_offsets(doc, s, e, meta.get("cue_tokens")))
     for target, m in graph.edges:
-        if id(m) in mods:
-            mods[id(m)].targets.add((target.start, target.end))
+        mod = mods.get(id(m))
+        if mod is None:
+            continue
+        # medspaCy 1.3.1 lets a cue modify a target that contains it (its overlap test
+        # misses containment); a cue inside a target after its first token is about a
+        # part of it ("synovitis, and possible vasculitis"), not about the event.
+        if target.start < mod.tok[0] and mod.tok[1] <= target.end:
+            continue
+        mod.targets.add((target.start, target.end))
     return list(mods.values()), per_event
 
 
