@@ -135,8 +135,8 @@ def test_extract_brat_puts_the_warning_on_stderr(cli, tmp_path: Path, monkeypatc
 
     monkeypatch.setattr(clinex.pv.models, "load_model", lambda name: object())
     monkeypatch.setattr(
-        clinex.pv.pipeline, "extract_record",
-        lambda rid, text, **kw: _item(with_orphan=True).model_copy(update={"id": rid}),
+        clinex.pv.pipeline, "extract_records",
+        lambda records, **kw: [_item(with_orphan=True).model_copy(update={"id": rid}) for rid, _ in records],
     )
     out = tmp_path / "out"
     res = cli("pv", "extract", TEXT, "--format", "brat", "-o", str(out))

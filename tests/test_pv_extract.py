@@ -69,7 +69,7 @@ def test_offsets_point_into_multi_sentence_text() -> None:
 def test_cli_example(cli) -> None:  # noqa: ANN001
     res = cli("pv", "extract", "--example", "--model", "crf")
     assert res.code == 0, res.stderr
-    assert res.stdout.startswith("example_1: A 63-year-old woman developed")
+    assert res.stdout.startswith("model: clinex.pv.crf.v1\nexample_1: A 63-year-old woman developed")
     assert "E1 Adverse_event trigger" in res.stdout
     assert "Effect     'severe hepatotoxicity' [30:51]" in res.stdout
 

@@ -155,12 +155,13 @@ def test_phee_output_mode_follows_umask(cli, tmp_path: Path) -> None:
 
 def test_empty_text_gives_one_record_without_events(cli, tmp_path: Path) -> None:
     res = cli("pv", "extract", "--model", "crf", "")
-    assert res.code == 0 and res.stdout == "text_1: \n  (no events)\n"
+    assert res.code == 0 and res.stdout == "model: clinex.pv.crf.v1\ntext_1: \n  (no events)\n"
     out = tmp_path / "e.json"
     res = cli("pv", "extract", "--model", "crf", "", "-o", str(out))
     assert res.code == 0
     assert out.read_text(encoding="utf-8") == (
-        '{"id": "text_1", "context": "", "is_mult_event": false, "annotations": [{"events": []}]}\n'
+        '{"id": "text_1", "context": "", "is_mult_event": false, "annotations": [{"events": []}], '
+        '"model": "clinex.pv.crf.v1"}\n'
     )
     assert [(i.id, i.text, i.events) for i in extract_records([("a", ""), ("b", " ")], model="crf")] == [
         ("a", "", ()),

@@ -114,7 +114,13 @@ def test_pv_extract_empty_text_is_one_record_without_events(client: TestClient, 
             {
                 "start": 0,
                 "end": len(text),
-                "record": {"id": "s1", "context": text, "is_mult_event": False, "annotations": [{"events": []}]},
+                "record": {
+                        "id": "s1",
+                        "context": text,
+                        "is_mult_event": False,
+                        "annotations": [{"events": []}],
+                        "model": "clinex.pv.crf.v1",
+                    },
             }
         ],
     }

@@ -39,6 +39,16 @@ give the same events:
   event. The value comes from the event's A line, else ``True`` / ``True`` /
   ``"Medium"`` (:data:`clinex.pv.schema.DEFAULT_ATTRIBUTE_VALUE`).
 
+Provenance of predictions goes into brat's annotator notes, one ``#`` line per
+event (written only when set; read back)::
+
+    #1	AnnotatorNotes E1	model=clinex.pv.crf.v1; trigger_probability=0.9312; event_probability=0.97; Negated@20-23=rule:negation.not
+
+``model`` and ``trigger_probability`` are :attr:`Event.source` and
+:attr:`Event.score`, ``event_probability`` the sentence's
+(:attr:`SentenceEvents.event_probability`), and ``<Attribute>@<start>-<end>`` the
+:attr:`Attribute.source` of the cue at those offsets (``model`` or ``rule:<id>``).
+
 Annotations no rule links are dropped (logged at INFO on ``clinex.io.brat``), as the
 converter drops them. Other relation types (``is_a`` ...) are ignored. The text's
 trailing whitespace is dropped, as the converter does.
@@ -144,9 +154,31 @@ class _Ann:
     events: dict[str, _Ev] = field(default_factory=dict)
     attrs: list[tuple[str, str, bool | str, int]] = field(default_factory=list)  # name, target, value, line
     rels: list[tuple[str, str, str, int]] = field(default_factory=list)  # type, arg1, arg2, line
+    notes: dict[str, dict[str, str]] = field(default_factory=dict)  # E id -> provenance key -> value
 
 
 # --------------------------------------------------------------------------- parsing
+
+
+def _parse_note(cols: list[str], ann: _Ann) -> None:
+    """Keep the provenance pairs of an ``AnnotatorNotes E<n>`` line; other notes are ignored."""
+    if len(cols) < 3 or not cols[1].startswith("AnnotatorNotes "):
+        return
+    target = cols[1].split(" ", 1)[1].strip()
+    pairs = {}
+    for part in cols[2].split("; "):
+        key, eq, value = part.partition("=")
+        if eq:
+            pairs[key.strip()] = value.strip()
+    ann.notes.setdefault(target, {}).update(pairs)
+
+
+def _probability(value: str | None) -> float | None:
+    try:
+        p = float(value) if value is not None else None
+    except ValueError:
+        return None
+    return p if p is not None and 0.0 <= p <= 1.0 else None
 
 
 def _parse_entity(cols: list[str], ann: _Ann, n: int) -> None:
@@ -236,7 +268,7 @@ def _parse(text: str, ann_text: str, path: Path) -> _Ann:
         elif kind == "R":
             _parse_relation(cols, ann, n)
         elif kind == "#":
-            continue  # annotator notes
+            _parse_note(cols, ann)
         else:
             raise FormatError(f"unknown annotation line type {cols[0]!r}", path=path, line=n)
     # references must resolve
@@ -377,7 +409,10 @@ def _link(ann: _Ann) -> list[Event]:
             for a, target, v, _ in ann.attrs:
                 if a == name and target == ev.id:
                     value = v
-            attributes.append(Attribute(name=name, value=value, cue=cue.span, entity_id=cue_id))
+            note = ann.notes.get(ev.id, {})
+            source = note.get(f"{name}@{cue.span.start}-{cue.span.end}")
+            attributes.append(Attribute(name=name, value=value, cue=cue.span, entity_id=cue_id, source=source))
+        note = ann.notes.get(ev.id, {})
         out.append(Event(
             event_type=ev.type,
             trigger=ents[ev.trigger].span,
@@ -387,6 +422,8 @@ def _link(ann: _Ann) -> list[Event]:
             sub_arguments={k: tuple(v) for k, v in subs.items()},
             combinations=tuple(combos),
             attributes=tuple(attributes),
+            score=_probability(note.get("trigger_probability")),
+            source=note.get("model"),
         ))
     return out
 
@@ -426,7 +463,15 @@ def read_brat(txt_path: str | Path, ann_path: str | Path | None = None) -> Sente
     ann = Path(ann_path) if ann_path is not None else txt.with_suffix(".ann")
     text = read_text(txt).rstrip()
     parsed = _parse(text, read_text(ann), ann)
-    return SentenceEvents(id=txt.stem, text=text, events=tuple(_link(parsed)))
+    models = {n["model"] for n in parsed.notes.values() if "model" in n}
+    probs = {n["event_probability"] for n in parsed.notes.values() if "event_probability" in n}
+    return SentenceEvents(
+        id=txt.stem,
+        text=text,
+        events=tuple(_link(parsed)),
+        model=models.pop() if len(models) == 1 else None,
+        event_probability=_probability(probs.pop()) if len(probs) == 1 else None,
+    )
 
 
 def iter_brat_dir(
@@ -487,6 +532,7 @@ class _Writer:
         self.sub_ids: set[str] = set()  # T ids written as Arg2 of `R has <main>`
         self.combo_drugs: list[tuple[str, str]] = []  # (combination E id, drug T id)
         self.t_lines: list[str] = []
+        self.notes: list[str] = []
         self.known: dict[str, tuple[str, tuple[tuple[int, int], ...]]] = {}
         self.used_e: set[str] = set()
         self.n = {"T": 0, "E": 0, "A": 0, "R": 0}
@@ -565,8 +611,26 @@ class _Writer:
                     valued.add(att.name)
                     value = "" if att.value is True else f" {att.value}"
                     self.lines.append(f"{self.new('A')}\t{att.name} {eid}{value}")
+            self._note(ev, eid)
         self._claim_combination_drugs()
-        return "\n".join(self.t_lines + self.lines) + "\n"
+        return "\n".join(self.t_lines + self.lines + self.notes) + "\n"
+
+    def _note(self, ev: Event, eid: str) -> None:
+        """The event's provenance as an ``AnnotatorNotes`` line (none for gold events)."""
+        pairs = []
+        if ev.source is not None:
+            pairs.append(f"model={ev.source}")
+        if ev.score is not None:
+            pairs.append(f"trigger_probability={ev.score}")
+        if self.item.event_probability is not None and pairs:
+            pairs.append(f"event_probability={self.item.event_probability}")
+        pairs += [
+            f"{a.name}@{a.cue.start}-{a.cue.end}={a.source}"
+            for a in ev.attributes
+            if a.source is not None and a.cue is not None
+        ]
+        if pairs:
+            self.notes.append(f"#{len(self.notes) + 1}\tAnnotatorNotes {eid}\t{'; '.join(pairs)}")
 
     def _sub_arguments(self, ev: Event, eid: str, first_main: dict[str, str]) -> dict[tuple, str]:
         """Write the event's sub-arguments (``R has``); return ``{Drug offsets: T id}``."""

@@ -26,6 +26,13 @@ Conventions of the reader:
 * attributes with several cues become one :class:`~clinex.pv.types.Attribute`
   per cue, with the same value.
 
+Provenance of predictions (clinex's additions, written only when set, so that gold
+corpus lines round-trip unchanged): a sentence may carry ``model`` (the versioned
+model id) and ``event_probability`` (the sentence-level event decision,
+:mod:`clinex.pv.gate`); an event ``model`` (:attr:`Event.source`) and
+``trigger_probability`` (:attr:`Event.score`); an attribute node ``source``, one
+string per cue (``"model"`` or ``"rule:<id>"``).
+
 References
 ----------
 Sun et al., "PHEE: A Dataset for Pharmacovigilance Event Extraction from Text",
@@ -75,7 +82,7 @@ __all__ = [
 ]
 
 _SPAN_KEYS = ("text", "start", "entity_id")
-_EVENT_KEYS = ("event_id", "event_type", "Trigger") + MAIN_ROLES + ATTRIBUTES
+_EVENT_KEYS = ("event_id", "event_type", "Trigger") + MAIN_ROLES + ATTRIBUTES + ("model", "trigger_probability")
 
 
 class _Ctx:
@@ -232,16 +239,28 @@ def _event(node: Any, field: str, ctx: _Ctx) -> Event:
         elif key in ATTRIBUTES:
             if not isinstance(value, dict):
                 raise ctx.fmt("an attribute must be an object", kf)
-            _check_keys(value, _SPAN_KEYS + ("value",), kf, ctx)
+            _check_keys(value, _SPAN_KEYS + ("value", "source"), kf, ctx)
             if "value" not in value:
                 raise ctx.fmt("missing 'value'", kf)
             check_attribute(key, value["value"], path=ctx.path, line=ctx.line, field=f"{kf}.value")
             cues = _spans(value, kf, ctx)
+            sources = value.get("source", [None] * max(1, len(cues)))
+            if not isinstance(sources, list) or len(sources) != max(1, len(cues)) or any(
+                x is not None and not isinstance(x, str) for x in sources
+            ):
+                raise ctx.fmt("'source' must be a list with one string per cue", f"{kf}.source")
             if not cues:
-                attributes.append(Attribute(name=key, value=value["value"]))
+                attributes.append(Attribute(name=key, value=value["value"], source=sources[0]))
             attributes.extend(
-                Attribute(name=key, value=value["value"], cue=s, entity_id=e) for s, e in cues
+                Attribute(name=key, value=value["value"], cue=s, entity_id=e, source=src)
+                for (s, e), src in zip(cues, sources)
             )
+    model = node.get("model")
+    if model is not None and not isinstance(model, str):
+        raise ctx.fmt("'model' must be a string", f"{field}.model")
+    prob = node.get("trigger_probability")
+    if prob is not None and (isinstance(prob, bool) or not isinstance(prob, int | float) or not 0 <= prob <= 1):
+        raise ctx.fmt("'trigger_probability' must be a number in [0, 1]", f"{field}.trigger_probability")
     return Event(
         event_type=etype,
         trigger=trigger,
@@ -251,6 +270,8 @@ def _event(node: Any, field: str, ctx: _Ctx) -> Event:
         attributes=tuple(attributes),
         event_id=event_id,
         trigger_id=trigger_id,
+        score=prob,
+        source=model,
     )
 
 
@@ -297,7 +318,15 @@ def parse_phee_dict(
         events = tuple(
             _event(e, f"annotations[0].events[{i}]", ctx) for i, e in enumerate(first.get("events", []))
         )
-    return SentenceEvents(id=obj["id"], text=obj["context"], events=events)
+    model = obj.get("model")
+    if model is not None and not isinstance(model, str):
+        raise ctx.fmt("must be a string", "model")
+    prob = obj.get("event_probability")
+    if prob is not None and (isinstance(prob, bool) or not isinstance(prob, int | float) or not 0 <= prob <= 1):
+        raise ctx.fmt("must be a number in [0, 1]", "event_probability")
+    return SentenceEvents(
+        id=obj["id"], text=obj["context"], events=events, model=model, event_probability=prob
+    )
 
 
 def parse_phee_line(
@@ -488,7 +517,13 @@ def _event_dict(ev: Event, ids: _Ids) -> dict[str, Any]:
     for name, group in attrs.items():
         node = _node(((a.cue, a.entity_id) for a in group), ids)
         node["value"] = group[0].value
+        if any(a.source is not None for a in group):
+            node["source"] = [a.source for a in group if a.cue is not None] or [group[0].source]
         d[name] = node
+    if ev.source is not None:
+        d["model"] = ev.source
+    if ev.score is not None:
+        d["trigger_probability"] = ev.score
     return d
 
 
@@ -513,12 +548,17 @@ def to_phee_dict(item: SentenceEvents) -> dict[str, Any]:
     ids = _Ids(item)
     events = [_event_dict(ev, ids) for ev in item.events]
     multi = len(item.events) > 1 or any(ev.combinations for ev in item.events)
-    return {
+    out: dict[str, Any] = {
         "id": item.id,
         "context": item.text,
         "is_mult_event": multi,
         "annotations": [{"events": events}],
     }
+    if item.model is not None:
+        out["model"] = item.model
+    if item.event_probability is not None:
+        out["event_probability"] = item.event_probability
+    return out
 
 
 def dumps_phee(item: SentenceEvents) -> str:

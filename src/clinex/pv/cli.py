@@ -95,6 +95,8 @@ def _pv_echo_events(item) -> None:  # noqa: ANN001 - SentenceEvents, imported la
 
     console = Console(highlight=False, soft_wrap=True)
     console.print(f"[bold]{escape(item.id)}[/bold]: {escape(item.text)}")
+    if item.event_probability is not None:
+        console.print(f"  event probability {item.event_probability:.2f}")
     if not item.events:
         console.print("  (no events)")
     for k, ev in enumerate(item.events, start=1):
@@ -118,7 +120,8 @@ def _pv_echo_events(item) -> None:  # noqa: ANN001 - SentenceEvents, imported la
             console.print("     Combination " + " + ".join(f"'{escape(d.span.text)}'" for d in comb.drugs))
         for att in ev.attributes:
             cue = f" cue '{escape(att.cue.text)}' [{att.cue.start}:{att.cue.end}]" if att.cue else ""
-            console.print(f"     {att.name}={att.value}{cue}")
+            by = f" ({escape(att.source)})" if att.source else ""
+            console.print(f"     {att.name}={att.value}{cue}{by}")
 
 
 @app.command("extract")
@@ -246,12 +249,13 @@ def extract_cmd(
                 if (output / f"{rid}{suffix}").exists():
                     raise InputError("file exists; pass --force to replace it", path=output / f"{rid}{suffix}")
 
-    from clinex.pv.models import load_model
-    from clinex.pv.pipeline import extract_record
+    from clinex.pv.models import load_model, model_id
+    from clinex.pv.pipeline import extract_records
 
     loaded = load_model(model)  # fail early (exit 2) on an unknown or missing model
     items = []
-    if len(records) > 1:
+    chunk = 64  # records per model call: batched like clinex batch and the web API
+    if len(records) > chunk:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -259,14 +263,16 @@ def extract_cmd(
             TextColumn("extracting"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
             console=Console(stderr=True), transient=True,
         ) as bar:
-            for rid, rtext in bar.track(records, total=len(records)):
-                items.append(extract_record(rid, rtext, model=loaded, min_trigger_prob=min_trigger_prob))
+            task = bar.add_task("extract", total=len(records))
+            for b in range(0, len(records), chunk):
+                part = records[b : b + chunk]
+                items += extract_records(part, model=loaded, min_trigger_prob=min_trigger_prob)
+                bar.advance(task, len(part))
     else:
-        items = [
-            extract_record(rid, rtext, model=loaded, min_trigger_prob=min_trigger_prob) for rid, rtext in records
-        ]
+        items = extract_records(records, model=loaded, min_trigger_prob=min_trigger_prob)
 
     if output is None:
+        typer.echo(f"model: {model_id(loaded)}")
         for item in items:
             _pv_echo_events(item)
     elif fmt == "brat":
@@ -410,9 +416,24 @@ def train_cmd(
         None, "--max-iterations", help="CRF only: L-BFGS iterations of each CRF but the joint one (default 150)."
     ),
     param: list[str] = typer.Option(None, "--param", help="Extra model parameter KEY=VALUE (repeatable)."),
+    negatives: _Path = typer.Option(
+        None, "--negatives",
+        help="Sentences without an ADE (ADE corpus ADE-NEG.txt, or one sentence a line): train the "
+        "sentence-level event gate (needs --dev).",
+    ),
+    target_recall: float = typer.Option(
+        0.98, "--target-recall",
+        help="With --negatives: share of the dev sentences with an event (and a predicted one) the gate must keep.",
+    ),
     force: bool = typer.Option(False, "--force", help="Replace an existing model in --out."),
 ) -> None:
     """Train an event-extraction model on PHEE JSON lines and save it to OUT.
+
+    With --negatives (sentences that hold no adverse drug effect), the model also
+    learns the sentence-level decision "does this sentence hold any event?"
+    (clinex.pv.gate): the negatives are split by PubMed id into train / dev / test
+    parts (15 % dev, 20 % test never used), a gate is fitted and its
+    event_threshold calibrated on --dev, and saved with the model.
 
     With --dev, the saved model is scored on the dev file (clinex.pv.evaluate) and
     the scores are written to OUT/dev_scores.json and printed. An existing,
@@ -454,6 +475,15 @@ def train_cmd(
             if "encoder" in params:
                 raise InputError("--param encoder conflicts with --encoder; give one")
             params["encoder"] = encoder
+    if not 0.0 < target_recall <= 1.0:
+        raise InputError(f"--target-recall must be in (0, 1]; got {target_recall}", field="--target-recall")
+    if negatives is not None:
+        from clinex.io.ade_corpus import read_ade_negatives
+
+        if dev is None:
+            raise InputError("--negatives needs --dev (the gate is calibrated on it)", field="--negatives")
+        params["negatives"] = read_ade_negatives(negatives)
+        params["target_recall"] = target_recall
     train_items = read_phee_json(train)
     if not train_items:
         raise InputError("no training sentences in the file", path=train)

@@ -150,6 +150,20 @@ def _model(model: Any) -> Any:
     return model
 
 
+def predict_detailed(model: Any, texts: Sequence[str]) -> list[tuple[list[Event], float | None]]:
+    """A model's events and event probability per text (None where it gives none).
+
+    Models of both shipped kinds have ``predict_detailed``; a model that only has
+    ``predict`` (the :class:`~clinex.pv.models.PVModel` protocol) gives None.
+    """
+    texts = list(texts)
+    if not texts:
+        return []
+    if hasattr(model, "predict_detailed"):
+        return [(list(evs), p) for evs, p in model.predict_detailed(texts)]
+    return [(list(evs), None) for evs in model.predict(texts)]
+
+
 def extract_records(
     records: Sequence[tuple[str, str]], *, model: Any = "auto", min_trigger_prob: float = 0.0
 ) -> list[SentenceEvents]:
@@ -171,21 +185,34 @@ def extract_records(
     -------
     list of SentenceEvents
         One per record, in order, ``text`` exactly as given; offsets point into
-        it. Empty or blank text gives a record with no events.
+        it; ``model`` is the model's versioned id and ``event_probability`` its
+        sentence-level event probability (:mod:`clinex.pv.gate`). Empty or blank
+        text gives a record with no events and no event probability.
 
     Raises
     ------
     ModelError
         If the model cannot be loaded.
     """
+    from clinex.pv.models import model_id
+
     m = _model(model)
+    mid = model_id(m)
     todo = [k for k, (_, text) in enumerate(records) if text.strip()]
-    preds = m.predict([records[k][1] for k in todo]) if todo else []
-    events: dict[int, list[Event]] = dict(zip(todo, preds))
-    return [
-        SentenceEvents(id=rid, text=text, events=tuple(filter_events(events.get(k, []), min_trigger_prob)))
-        for k, (rid, text) in enumerate(records)
-    ]
+    preds = dict(zip(todo, predict_detailed(m, [records[k][1] for k in todo])))
+    out = []
+    for k, (rid, text) in enumerate(records):
+        events, prob = preds.get(k, ([], None))
+        out.append(
+            SentenceEvents(
+                id=rid,
+                text=text,
+                events=tuple(filter_events(events, min_trigger_prob)),
+                model=mid,
+                event_probability=prob,
+            )
+        )
+    return out
 
 
 def extract_sentences(texts: Sequence[str], *, model: str = "auto") -> list[list[Event]]:

@@ -149,6 +149,12 @@ class SentenceEvents(BaseModel):
     text : str
         The sentence (PHEE ``context``).
     events : tuple of Event
+    model : str or None
+        Versioned id of the model that made the events (predictions only).
+    event_probability : float or None
+        The model's probability that the sentence holds any event, in [0, 1]
+        (:mod:`clinex.pv.gate`; predictions only): below the model's
+        ``event_threshold`` the sentence gets no event.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -156,3 +162,5 @@ class SentenceEvents(BaseModel):
     id: str
     text: str
     events: tuple[Event, ...] = ()
+    model: str | None = None
+    event_probability: float | None = None

@@ -458,6 +458,18 @@ class TransformerExtractor:
         0.698 to 0.702; joining triggers lowered trigger F1 (0.689 to 0.684) and
         joining combination drugs lowered sub-argument F1 slightly (docs/pv.md).
 
+    event_threshold : float, default 0.0
+        The sentence-level event decision (:mod:`clinex.pv.gate`): a sentence whose
+        event probability -- the largest, over its tokens, of ``1 - P(O)`` in the
+        trigger layer -- is below this value gets no event (not even a forced
+        trigger). 0 switches the decision off. Saved with the model;
+        :func:`train_transformer` calibrates it on the dev sentences when trained
+        with negatives (:func:`clinex.pv.gate.calibrate_threshold`).
+    negative_ratio : float, default 1.0
+        With negatives (sentences without an event) passed to :meth:`fit`: how many
+        are drawn afresh each epoch per training sentence with events (so 1.0 mixes
+        them one to one); all of them when fewer are given.
+
     Attributes
     ----------
     net_ : torch.nn.Module
@@ -498,6 +510,8 @@ class TransformerExtractor:
         attributes: str = "lexicon",
         join_adjacent: str = "main,sub",
         fallback_gate: str = "drug",
+        event_threshold: float = 0.0,
+        negative_ratio: float = 1.0,
     ) -> None:
         self.encoder = encoder
         self.variant = variant
@@ -521,6 +535,8 @@ class TransformerExtractor:
         self.attributes = attributes
         self.join_adjacent = join_adjacent
         self.fallback_gate = fallback_gate
+        self.event_threshold = event_threshold
+        self.negative_ratio = negative_ratio
 
     # -- parameters ---------------------------------------------------------------
     def get_params(self) -> dict[str, Any]:
@@ -528,7 +544,7 @@ class TransformerExtractor:
         keys = (
             "variant max_length epochs batch_size lr head_lr warmup weight_decay dropout "
             "freeze_layers patience max_minutes seed threads device predict_batch_size decoder "
-            "trigger_fallback attributes join_adjacent fallback_gate"
+            "trigger_fallback attributes join_adjacent fallback_gate event_threshold negative_ratio"
         ).split()
         return {"encoder": str(self.encoder), **{k: getattr(self, k) for k in keys}}
 
@@ -539,8 +555,12 @@ class TransformerExtractor:
             _check_number(self, key, int)
         for key in ("freeze_layers", "threads"):
             _check_number(self, key, int, optional=key == "threads")
-        for key in ("lr", "head_lr", "warmup", "weight_decay", "dropout"):
+        for key in ("lr", "head_lr", "warmup", "weight_decay", "dropout", "event_threshold", "negative_ratio"):
             _check_number(self, key, float)
+        if not 0.0 <= self.event_threshold <= 1.0:
+            raise ModelError(f"event_threshold must be in [0, 1]; got {self.event_threshold}")
+        if self.negative_ratio < 0:
+            raise ModelError(f"negative_ratio must be >= 0; got {self.negative_ratio}")
         for key in ("max_minutes", "trigger_fallback"):
             _check_number(self, key, float, optional=True)
         for key in ("max_length", "epochs", "batch_size", "predict_batch_size", "patience"):
@@ -733,6 +753,7 @@ class TransformerExtractor:
         train: Sequence[SentenceEvents],
         dev: Sequence[SentenceEvents] | None = None,
         *,
+        negatives: Sequence[SentenceEvents] = (),
         out: Path | None = None,
         log: Callable[[str], None] | None = None,
     ) -> "TransformerExtractor":
@@ -747,6 +768,11 @@ class TransformerExtractor:
             trigger, main-argument and sub-argument classification EM F1 reported by
             :mod:`clinex.pv.evaluate` (PHEE §4.2, see :func:`quick_scores`) is computed and the best epoch's weights are kept
             (and saved to ``out``).
+        negatives : sequence of SentenceEvents, default ()
+            Sentences without an event (ADE corpus negatives, :mod:`clinex.pv.gate`):
+            each epoch draws ``negative_ratio`` of them per training sentence; every
+            token of them is ``O`` in the trigger layer (the event layers are not
+            trained on them).
         out : Path, optional
             Directory to save the best checkpoint to after every improving epoch.
         log : callable, optional
@@ -788,11 +814,16 @@ class TransformerExtractor:
         self._check_max_length(encoder_model)
         self.net_ = _build_net(encoder_model, float(self.dropout)).to(device)
         items = self._items(train)
+        # negatives supervise the trigger layer only (all O): their drugs and effects
+        # are not arguments of an event, but would be the same words in PHEE
+        neg_items = [{**it, "events": []} for it in self._items(negatives)] if negatives else []
         depth = self._freeze()
         dev_texts = [s.text for s in dev] if dev else []
         dev_toks = self._tokenize(dev_texts) if dev else []
         if depth:
             self._cache(items, [s.text for s in train], depth, device, say)
+            if neg_items:
+                self._cache(neg_items, [s.text for s in negatives], depth, device, say)
             if dev:
                 self._cache(dev_toks, dev_texts, depth, device, say)
         say(
@@ -800,7 +831,9 @@ class TransformerExtractor:
             f"device {device}; cached blocks {depth}"
         )
         bsz = int(self.batch_size)
-        total = math.ceil(len(items) / bsz) * int(self.epochs)
+        n_neg = min(len(neg_items), int(round(float(self.negative_ratio) * len(items))))
+        pool = items + neg_items
+        total = math.ceil((len(items) + n_neg) / bsz) * int(self.epochs)
         enc_params = [p for p in self.net_.encoder.parameters() if p.requires_grad]
         enc_ids = {id(p) for p in self.net_.encoder.parameters()}
         other = [p for p in self.net_.parameters() if id(p) not in enc_ids]
@@ -835,10 +868,11 @@ class TransformerExtractor:
             self.net_.train()
             # Length-bucketed shuffling: sort chunks of 50 batches by length (less padding).
             order = list(range(len(items)))
+            order += [len(items) + k for k in rng.sample(range(len(neg_items)), n_neg)]
             rng.shuffle(order)
             batches = []
             for c in range(0, len(order), bsz * 50):
-                part = sorted(order[c : c + bsz * 50], key=lambda i: len(items[i]["input_ids"]))
+                part = sorted(order[c : c + bsz * 50], key=lambda i: len(pool[i]["input_ids"]))
                 batches += [part[b : b + bsz] for b in range(0, len(part), bsz)]
             rng.shuffle(batches)
             total_loss, n_steps = 0.0, 0
@@ -846,7 +880,7 @@ class TransformerExtractor:
                 if budget is not None and time.monotonic() - start > budget:
                     out_of_time = True
                     break
-                batch = self._collate([items[i] for i in idx], device)
+                batch = self._collate([pool[i] for i in idx], device)
                 with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_amp):
                     if "cache" in batch:
                         h = self.net_.encode_top(batch["cache"], batch["attention_mask"], depth)
@@ -904,7 +938,7 @@ class TransformerExtractor:
             say(json.dumps(record))
             if out_of_time or (dev and bad >= int(self.patience)):
                 break
-        for it in items + dev_toks:
+        for it in pool + dev_toks:
             it.pop("cache", None)
         if not any(rec.get("steps") for rec in self.history_):
             raise ModelError(
@@ -923,7 +957,16 @@ class TransformerExtractor:
             raise ModelError("TransformerExtractor is not fitted yet; call 'fit' or 'load' first")
 
     def predict(self, texts: list[str]) -> list[list[Event]]:
-        """Extract events from each sentence.
+        """Extract events from each sentence (see :meth:`predict_detailed`).
+
+        Returns
+        -------
+        list of list of Event
+        """
+        return [events for events, _ in self.predict_detailed(texts)]
+
+    def predict_detailed(self, texts: list[str]) -> list[tuple[list[Event], float]]:
+        """Extract events from each sentence, with the sentence's event probability.
 
         Parameters
         ----------
@@ -932,9 +975,11 @@ class TransformerExtractor:
 
         Returns
         -------
-        list of list of Event
+        list of (list of Event, float)
             Per text, its events with offsets into that text, ``source`` set to the
-            model name and variant, ``score`` to the trigger's mean token probability.
+            model name and variant, ``score`` to the trigger's mean token probability;
+            and the text's event probability in [0, 1] (:mod:`clinex.pv.gate`; the
+            largest over its windows for a long text).
 
         Raises
         ------
@@ -949,7 +994,8 @@ class TransformerExtractor:
         # a text that fills its window may have been truncated: cut it into windows
         long = {i for i, t in enumerate(toks) if len(t["input_ids"]) >= self._max_tokens()}
         if not long:
-            return self._predict(texts, toks, 0)
+            probs: list[float] = [0.0] * len(texts)
+            return self._gated(texts, list(zip(self._predict(texts, toks, 0, probs), probs)))
         pieces = [self._pieces(t) if i in long else [(0, t)] for i, t in enumerate(texts)]
         from clinex.pv.pipeline import shift_event
 
@@ -959,11 +1005,36 @@ class TransformerExtractor:
         piece_toks = [toks[i] for i, _, _ in flat]  # texts that fit keep their tokens
         for k, tok in zip(cut, self._tokenize([piece_texts[k] for k in cut])):
             piece_toks[k] = tok
-        preds = self._predict(piece_texts, piece_toks, 0)
+        piece_probs: list[float] = [0.0] * len(piece_texts)
+        preds = self._predict(piece_texts, piece_toks, 0, piece_probs)
         out: list[list[Event]] = [[] for _ in texts]
-        for (i, off, _), events in zip(flat, preds):
+        best = [0.0] * len(texts)
+        for (i, off, _), events, p in zip(flat, preds, piece_probs):
             out[i].extend(shift_event(ev, off, texts[i]) for ev in events)
-        return out
+            best[i] = max(best[i], p)
+        return self._gated(texts, list(zip(out, best)))
+
+    def _gated(self, texts: list[str], raw: list[tuple[list[Event], float]]) -> list[tuple[list[Event], float]]:
+        """Apply the sentence gate (when the model has one) to ungated predictions."""
+        gate = getattr(self, "gate_", None)
+        if gate is None or getattr(self, "_ungated", False):
+            return raw
+        from clinex.pv.gate import apply_gate
+
+        return apply_gate(gate, float(self.event_threshold), texts, raw)
+
+    def predict_ungated(self, texts: list[str]) -> list[tuple[list[Event], float]]:
+        """Events and the model's own event probability per text, before the sentence gate.
+
+        The model's own event probability is the largest ``1 - P(O)`` of the
+        trigger layer (:mod:`clinex.pv.gate`); ``event_threshold`` is not applied.
+        """
+        saved, self.event_threshold = self.event_threshold, 0.0
+        self._ungated = True
+        try:
+            return self.predict_detailed(texts)
+        finally:
+            self.event_threshold, self._ungated = saved, False
 
     def _pieces(self, text: str) -> list[tuple[int, str]]:
         """Cut a text longer than :meth:`_max_tokens` tokens into pieces that fit.
@@ -1004,8 +1075,14 @@ class TransformerExtractor:
             i = j
         return pieces
 
-    def _predict(self, texts: list[str], toks: list[dict[str, Any]], depth: int) -> list[list[Event]]:
-        """Predict from tokenized texts; with ``depth`` > 0 from their cached hidden states."""
+    def _predict(
+        self, texts: list[str], toks: list[dict[str, Any]], depth: int, probs: list[float] | None = None
+    ) -> list[list[Event]]:
+        """Predict from tokenized texts; with ``depth`` > 0 from their cached hidden states.
+
+        ``probs``, when given (one slot per text), receives each text's event
+        probability; texts below ``event_threshold`` get no event.
+        """
         import torch
 
         device = next(self.net_.parameters()).device
@@ -1048,11 +1125,22 @@ class TransformerExtractor:
                     decode_tags(texts[i], toks[i]["offsets"], tg[r], LAYERS["trigger"], sc[r], "trigger" in self._join_layers())
                     for r, i in enumerate(idx)
                 ]
+                p_trig = trig_logits.float().softmax(-1).cpu().numpy()
+                # without a sentence gate, event_threshold applies to the trigger layer's own probability
+                own_threshold = 0.0 if getattr(self, "gate_", None) is not None else float(self.event_threshold)
+                gated: set[int] = set()
+                for r, i in enumerate(idx):
+                    valid = [t for t, (s, e) in enumerate(toks[i]["offsets"]) if e > s]
+                    p_event = float(1.0 - p_trig[r, valid, 0].min()) if valid else 0.0
+                    if probs is not None:
+                        probs[i] = round(min(1.0, max(0.0, p_event)), 4)
+                    if p_event < own_threshold:
+                        triggers[r] = []
+                        gated.add(r)
                 forced: set[int] = set()
                 if self.trigger_fallback is not None and not all(triggers):
-                    p_trig = trig_logits.float().softmax(-1).cpu().numpy()
                     for r, i in enumerate(idx):
-                        if not triggers[r]:
+                        if not triggers[r] and r not in gated:
                             triggers[r] = self._fallback_trigger(texts[i], toks[i]["offsets"], p_trig[r])
                             forced.add(i)
                 if self.variant == "joint":
@@ -1275,6 +1363,8 @@ class TransformerExtractor:
             "best_epoch": getattr(self, "best_epoch_", None),
             "history": getattr(self, "history_", []),
             "train_minutes": getattr(self, "train_minutes_", None),
+            "gate": self.gate_.save(path) if getattr(self, "gate_", None) is not None else None,
+            "calibration": getattr(self, "calibration_", None),
             "attribute_lexicon": (
                 dict(sorted(self.attribute_lexicon_.lexicon_.items()))
                 if getattr(self, "attribute_lexicon_", None) is not None
@@ -1371,6 +1461,12 @@ class TransformerExtractor:
         model._check_max_length(enc)
         model.net_.to(model._torch_device()).eval()
         model.encoder_config_ = enc.config.to_dict()
+        model.gate_ = None
+        if meta.get("gate") is not None:
+            from clinex.pv.gate import SentenceGate
+
+            model.gate_ = SentenceGate.load(path, meta["gate"])
+        model.calibration_ = meta.get("calibration")
         model.history_ = meta.get("history", [])
         model.best_epoch_ = meta.get("best_epoch")
         model.train_minutes_ = meta.get("train_minutes")
@@ -1464,6 +1560,8 @@ def train_transformer(
     out: Path,
     *,
     encoder: str = "minilm",
+    negatives: Sequence[Any] = (),
+    target_recall: float = 0.98,
     command: str | None = None,
     log: Callable[[str], None] | None = None,
     **params: Any,
@@ -1480,6 +1578,14 @@ def train_transformer(
         improving epoch, so an interrupted run still leaves a usable model.
     encoder : str, default "minilm"
         ``"minilm"`` or a local Hugging Face directory.
+    negatives : sequence of NegativeSentence, default ()
+        Sentences without an ADE (:func:`clinex.io.ade_corpus.read_ade_negatives`),
+        split by :func:`clinex.pv.gate.split_negatives`: the ``train`` part is mixed
+        into training (see :meth:`TransformerExtractor.fit`), then a sentence gate
+        is fitted and its ``event_threshold`` calibrated with the ``dev`` part and
+        ``dev`` (:func:`clinex.pv.gate.add_gate`); the ``test`` part is not used.
+    target_recall : float, default 0.98
+        See :func:`clinex.pv.gate.fit_gate`.
     command : str, optional
         The command line to record in the model card (default: ``sys.argv``).
     log : callable, optional
@@ -1500,11 +1606,18 @@ def train_transformer(
     """
     model = TransformerExtractor(encoder, **params)
     out = Path(out)
-    model.fit(train, dev, out=out, log=log)
+    from clinex.pv.gate import add_gate, negatives_as_sentences, split_negatives
+
+    mixed = negatives_as_sentences(split_negatives(negatives)["train"]) if negatives else []
+    model.fit(train, dev, negatives=mixed, out=out, log=log)
+    pred = getattr(model, "dev_predictions_", None)
+    if negatives:
+        add_gate(model, train, dev, negatives, target_recall=target_recall)
+        pred = model.predict([s.text for s in dev])
     model.save(out)
     dev_scores: dict[str, Any] = {}
     if dev:
-        dev_scores = evaluate_model(model, dev, getattr(model, "dev_predictions_", None))
+        dev_scores = evaluate_model(model, dev, pred)
     write_model_card(model, out, train=train, dev=dev, dev_scores=dev_scores, command=command)
     return model
 
