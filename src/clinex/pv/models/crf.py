@@ -131,6 +131,10 @@ class CRFModel:
         tokens, of the summed marginals of the first CRF's trigger labels. 0 switches
         the decision off (every PHEE sentence holds an event). Saved with the model;
         :func:`train_crf` calibrates it (:func:`clinex.pv.gate.fit_gate`).
+    attribute_scope : bool, default True
+        Decide Negated / Speculated by cue scope and Severity from the Effect's
+        modifiers (:mod:`clinex.pv.scope`, via :func:`clinex.pv.postprocess.finish`);
+        False keeps the attribute CRF's cues as they are.
     name : str, default "crf"
         Name recorded as the events' ``source`` (with the format version).
 
@@ -174,6 +178,7 @@ class CRFModel:
         main_extras: Sequence[str] = (),
         extras: Sequence[str] = ("window3", "drugdist"),
         event_threshold: float = 0.0,
+        attribute_scope: bool = True,
         name: str = "crf",
     ) -> None:
         self.c1 = c1
@@ -189,6 +194,7 @@ class CRFModel:
         self.main_extras = main_extras
         self.extras = extras
         self.event_threshold = event_threshold
+        self.attribute_scope = attribute_scope
         self.name = name
 
     # -- parameters -------------------------------------------------------------
@@ -208,6 +214,7 @@ class CRFModel:
             "main_extras": list(self.main_extras),
             "extras": list(self.extras),
             "event_threshold": self.event_threshold,
+            "attribute_scope": self.attribute_scope,
         }
 
     @property
@@ -229,6 +236,8 @@ class CRFModel:
             raise ModelError(
                 f"fallback_gate must be one of {', '.join(self._fallback_gates)}; got {self.fallback_gate!r}"
             )
+        if not isinstance(self.attribute_scope, bool):
+            raise ModelError(f"attribute_scope must be true or false; got {self.attribute_scope!r}")
         if self.layout not in _LAYOUTS:
             raise ModelError(f"layout must be one of {', '.join(_LAYOUTS)}; got {self.layout!r}")
         if self.max_iterations < 1 or self.joint_iterations < 1:
@@ -474,8 +483,8 @@ class CRFModel:
         return self.predict_detailed([text])[0][0]
 
     def predict_one_detailed(self, text: str) -> tuple[list[Event], float]:
-        """Events of one sentence and the CRF's own event probability, before the
-        sentence-level decision (:mod:`clinex.pv.gate`)."""
+        """Events of one sentence and the CRF's own event probability, before attribute
+        scope and the sentence-level decision (:mod:`clinex.pv.postprocess`)."""
         toks, labels, scores, p_event = self.predict_labels(text)
         if not toks:
             return [], 0.0
@@ -498,11 +507,16 @@ class CRFModel:
         ModelError
             If the model is not fitted.
         """
-        from clinex.pv.gate import apply_gate
+        from clinex.pv.postprocess import finish
 
         texts = list(texts)
-        raw = self.predict_ungated(texts)
-        return apply_gate(getattr(self, "gate_", None), float(self.event_threshold), texts, raw)
+        return finish(
+            texts,
+            self.predict_ungated(texts),
+            gate=getattr(self, "gate_", None),
+            threshold=float(self.event_threshold),
+            attribute_scope=bool(self.attribute_scope),
+        )
 
     def predict_ungated(self, texts: Sequence[str]) -> list[tuple[list[Event], float]]:
         """Events and the CRF's own event probability per text, before the sentence gate.

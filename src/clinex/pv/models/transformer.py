@@ -469,6 +469,10 @@ class TransformerExtractor:
         With negatives (sentences without an event) passed to :meth:`fit`: how many
         are drawn afresh each epoch per training sentence with events (so 1.0 mixes
         them one to one); all of them when fewer are given.
+    attribute_scope : bool, default True
+        Decide Negated / Speculated by cue scope and Severity from the Effect's
+        modifiers (:mod:`clinex.pv.scope`, via :func:`clinex.pv.postprocess.finish`)
+        after the attribute sources above; False keeps them as they are.
 
     Attributes
     ----------
@@ -512,6 +516,7 @@ class TransformerExtractor:
         fallback_gate: str = "drug",
         event_threshold: float = 0.0,
         negative_ratio: float = 1.0,
+        attribute_scope: bool = True,
     ) -> None:
         self.encoder = encoder
         self.variant = variant
@@ -537,6 +542,7 @@ class TransformerExtractor:
         self.fallback_gate = fallback_gate
         self.event_threshold = event_threshold
         self.negative_ratio = negative_ratio
+        self.attribute_scope = attribute_scope
 
     # -- parameters ---------------------------------------------------------------
     def get_params(self) -> dict[str, Any]:
@@ -544,7 +550,8 @@ class TransformerExtractor:
         keys = (
             "variant max_length epochs batch_size lr head_lr warmup weight_decay dropout "
             "freeze_layers patience max_minutes seed threads device predict_batch_size decoder "
-            "trigger_fallback attributes join_adjacent fallback_gate event_threshold negative_ratio"
+            "trigger_fallback attributes join_adjacent fallback_gate event_threshold negative_ratio "
+            "attribute_scope"
         ).split()
         return {"encoder": str(self.encoder), **{k: getattr(self, k) for k in keys}}
 
@@ -590,6 +597,8 @@ class TransformerExtractor:
             raise ModelError(
                 f"fallback_gate must be one of {', '.join(_FALLBACK_GATES)}; got '{self.fallback_gate}'"
             )
+        if not isinstance(self.attribute_scope, bool):
+            raise ModelError(f"attribute_scope must be true or false; got {self.attribute_scope!r}")
         if int(self.freeze_layers) < 0:
             raise ModelError(f"freeze_layers must be >= 0; got {self.freeze_layers}")
 
@@ -1016,12 +1025,16 @@ class TransformerExtractor:
 
     def _gated(self, texts: list[str], raw: list[tuple[list[Event], float]]) -> list[tuple[list[Event], float]]:
         """Apply the sentence gate (when the model has one) to ungated predictions."""
-        gate = getattr(self, "gate_", None)
-        if gate is None or getattr(self, "_ungated", False):
+        if getattr(self, "_ungated", False):
             return raw
-        from clinex.pv.gate import apply_gate
+        from clinex.pv.postprocess import finish
 
-        return apply_gate(gate, float(self.event_threshold), texts, raw)
+        gate = getattr(self, "gate_", None)
+        # without a gate, event_threshold was applied to the trigger layer in _predict
+        return finish(
+            texts, raw, gate=gate, threshold=float(self.event_threshold) if gate is not None else 0.0,
+            attribute_scope=bool(self.attribute_scope),
+        )
 
     def predict_ungated(self, texts: list[str]) -> list[tuple[list[Event], float]]:
         """Events and the model's own event probability per text, before the sentence gate.
