@@ -23,6 +23,11 @@ dotted keys of ``clinex pv evaluate --json`` (``trigger.classification.f1``,
 ``arguments.classification.main.em_f1``, ``per_role.<Role>.em_f1``, ...) and
 ``targets_met.<name>``.
 
+Beside the PHEE figures it prints the sentence-level figures of issue 9 on the
+held-out test part of the ADE-corpus negatives (``--negatives``; see
+``bench/_negatives.py``): the share given an Adverse_event, and sentence-level ADE
+precision / recall / F1 on their mix with PHEE dev (keys ``negatives.*``).
+
 Targets (issue 2): trigger classification EM F1 >= 0.65, main-argument
 classification EM F1 >= 0.55, sub-argument classification EM F1 >= 0.65,
 >= 300 sentences/s on one core, model <= 50 MB.
@@ -65,6 +70,10 @@ def main() -> None:
     ap.add_argument("--dev", type=Path, default=None, help="PHEE dev JSON lines file")
     ap.add_argument("--model", default="crf", help="model name or folder (default: the shipped CRF)")
     ap.add_argument("--repeat", type=int, default=2, help="timed passes over dev; the best is reported")
+    ap.add_argument(
+        "--negatives", type=Path, default=None,
+        help="ADE-corpus negatives (default ../shared/data/ade_corpus/ADE-NEG.txt); its held-out test part is scored",
+    )
     args = ap.parse_args()
 
     if hasattr(os, "sched_setaffinity"):
@@ -127,8 +136,14 @@ def main() -> None:
     }
     print(f"throughput: {sps:.1f} sentences/s (one process, one core; best of {args.repeat})")
     print(f"model load + warm-up: {load_s:.2f} s; peak RSS: {rss_mb:.1f} MB")
+    from _negatives import negatives_figures
+
+    negatives = negatives_figures(model, dev, pred_items, args.negatives)
     met = {k: headline[k] >= v for k, v in TARGETS.items()}
     met["model_mb"] = model_mb <= MAX_MODEL_MB
+    if negatives:  # issue 9: CRF at most 15 % of held-out negatives given an ADE; ADE recall >= 0.95
+        met["negatives_ade_share"] = negatives["negatives.negatives_ade_share"] <= 0.15
+        met["mix_ade_recall"] = negatives["negatives.mix_ade_recall"] >= 0.95
     for k, ok in met.items():
         print(f"  target {k}: {'met' if ok else 'NOT met'}")
     summary = {
@@ -140,6 +155,7 @@ def main() -> None:
         "model_mb": round(model_mb, 2),
         "load_s": round(load_s, 2),
         **{f"targets_met.{k}": v for k, v in met.items()},
+        **negatives,
         **flat,
     }
     sys.stdout.flush()

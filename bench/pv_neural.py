@@ -39,6 +39,11 @@ under ``variants``):
   train_minutes        the model's recorded training time (minutes)
   best_epoch           epoch whose weights were kept (None when not recorded)
   model_mib            size of the model folder on disk (MiB)
+  negatives.*          on the held-out test part of the ADE-corpus negatives
+                       (--negatives): negatives_ade_share (share given an
+                       Adverse_event), negatives_asserted_ade_share (not negated),
+                       and mix_ade_precision / recall / f1 of sentence-level ADE on
+                       their mix with PHEE dev (bench/_negatives.py)
 
 Errors (a bad option value: --decoder not viterbi/argmax, --limit, --train-limit
 or --speed-sentences below 1; a missing model folder; a missing, malformed or
@@ -55,6 +60,8 @@ import resource
 import sys
 import time
 from pathlib import Path
+
+import _negatives
 
 
 def _data_dir() -> Path:
@@ -77,6 +84,11 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         help="PHEE train JSON lines file, used with --train (default: train.json in $CLINEX_PHEE)",
+    )
+    ap.add_argument(
+        "--negatives", type=Path, default=None,
+        help="ADE-corpus negatives (default ../shared/data/ade_corpus/ADE-NEG.txt): with --train they are "
+        "mixed into training and fit the sentence gate; their held-out test part is scored",
     )
     ap.add_argument("--encoder", default="minilm", help="encoder name for --train")
     ap.add_argument("--variant", default="pairwise", help="model variant(s) for --train (comma list)")
@@ -197,11 +209,15 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
         minutes += [minutes[-1]] * (len(variants) - len(minutes))
         for variant, budget in zip(variants, minutes):
             out = Path(args.train) / variant if len(variants) > 1 else Path(args.train)
+            from clinex.io.ade_corpus import read_ade_negatives
+
+            neg_path = args.negatives or _negatives.default_negatives()
             model = train_transformer(
                 train,
                 dev,
                 out,
                 encoder=args.encoder,
+                negatives=read_ade_negatives(neg_path) if neg_path.is_file() else (),
                 command=cmd,
                 log=lambda s: print(s, file=sys.stderr, flush=True),
                 variant=variant,
@@ -245,6 +261,10 @@ def _bench(model, model_dir: Path, dev: list, args: argparse.Namespace) -> dict:
     if len(timed) < len(texts):
         pred = getattr(model, "dev_predictions_", None)  # kept by fit (same weights)
     scores = evaluate_model(model, dev, pred)
+    from clinex.pv.pipeline import extract_records
+
+    pred_items = extract_records([(s.id, s.text) for s in dev], model=model)
+    negatives = _negatives.negatives_figures(model, dev, pred_items, args.negatives)
     size = sum(p.stat().st_size for p in model_dir.rglob("*") if p.is_file())
     return {
         "model": str(model_dir),
@@ -263,6 +283,7 @@ def _bench(model, model_dir: Path, dev: list, args: argparse.Namespace) -> dict:
         "train_minutes": model.train_minutes_,
         "best_epoch": getattr(model, "best_epoch_", None),
         "model_mib": round(size / 2**20, 1),
+        **negatives,
     }
 
 

@@ -508,6 +508,65 @@ def train_cmd(
     typer.echo(f"saved {kind} model to {out} ({(time.time() - started) / 60:.1f} min)", err=True)
 
 
+@app.command("gate")
+def gate_cmd(
+    model: str = typer.Argument(..., help="crf | transformer | a model folder: the model to add a sentence gate to."),
+    train: _Path = typer.Option(..., "--train", help="PHEE training sentences (JSON lines): the gate's text model."),
+    dev: _Path = typer.Option(..., "--dev", help="PHEE dev sentences (JSON lines): the gate's calibration."),
+    negatives: _Path = typer.Option(..., "--negatives", help="Sentences without an ADE (ADE-NEG.txt or one a line)."),
+    out: _Path = typer.Option(..., "--out", help="Model folder to write (the model with its gate)."),
+    target_recall: float = typer.Option(
+        0.98, "--target-recall", help="Share of the dev sentences with an event (and a predicted one) to keep."
+    ),
+    force: bool = typer.Option(False, "--force", help="Replace an existing model in --out."),
+) -> None:
+    """Add a sentence-level event gate to a trained model, without retraining it.
+
+    Fits clinex.pv.gate.SentenceGate on --train and the negatives' train part, its
+    stack and event_threshold on --dev and the negatives' dev part (the test part,
+    20 % of the PubMed ids, is never used), and writes the model with the gate to
+    OUT. Prints the calibration figures.
+    """
+    import json
+    import shutil
+
+    from clinex.errors import InputError
+    from clinex.io.ade_corpus import read_ade_negatives
+    from clinex.io.phee_json import read_phee_json
+    from clinex.pv.gate import add_gate
+    from clinex.pv.models import load_model
+
+    if not 0.0 < target_recall <= 1.0:
+        raise InputError(f"--target-recall must be in (0, 1]; got {target_recall}", field="--target-recall")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        if not force:
+            raise InputError("model folder exists and is not empty; pass --force to replace it", path=out)
+        if not (out / "model.json").is_file():
+            raise InputError("--out holds files but no model.json; refusing to replace it", path=out)
+    loaded = load_model(model)
+    negs = read_ade_negatives(negatives)
+    train_items, dev_items = read_phee_json(train), read_phee_json(dev)
+    if not train_items or not dev_items:
+        raise InputError("no sentences in the file", path=train if not train_items else dev)
+    typer.echo(f"fitting a sentence gate for {model} on {len(negs)} negatives", err=True)
+    report = add_gate(loaded, train_items, dev_items, negs, target_recall=target_recall)
+    staging = _pv_staging_dir(out) or out
+    try:
+        loaded.save(staging)
+    except BaseException:
+        if staging != out:
+            shutil.rmtree(staging, ignore_errors=True)
+        raise
+    finally:
+        from clinex.pv.models import _CACHE
+
+        _CACHE.clear()  # the cached model now carries the new gate; reload from disk next time
+    if staging != out:
+        _pv_swap_in(staging, out)
+    typer.echo(json.dumps(report))
+    typer.echo(f"saved the model with its gate to {out}", err=True)
+
+
 def _pv_train_into(kind: str, train_items: list, dev_items: list | None, folder: _Path, params: dict):  # noqa: ANN202
     """Train a model of ``kind`` into ``folder`` with progress on stderr; return it."""
     import sys

@@ -1,0 +1,110 @@
+"""Provenance of predictions in every output: model id, event and trigger probability,
+and each attribute's source, through PHEE JSON, brat and the CLI listing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from clinex.errors import FormatError
+from clinex.io.brat import read_brat, to_ann, write_brat
+from clinex.io.phee_json import dumps_phee, parse_phee_line, to_phee_dict
+from clinex.pv.types import Argument, Attribute, Event, SentenceEvents
+from clinex.text import Span
+
+TEXT = "The patient did not develop severe neutropenia while on clozapine."
+
+
+def _item() -> SentenceEvents:
+    def sp(word: str) -> Span:
+        k = TEXT.index(word)
+        return Span.from_offsets(TEXT, (k, k + len(word)))
+
+    ev = Event(
+        event_type="Adverse_event",
+        trigger=sp("develop"),
+        arguments=(
+            Argument(role="Subject", span=sp("The patient")),
+            Argument(role="Effect", span=sp("severe neutropenia")),
+            Argument(role="Treatment", span=sp("clozapine")),
+        ),
+        sub_arguments={"Treatment": (Argument(role="Drug", span=sp("clozapine")),)},
+        attributes=(
+            Attribute(name="Negated", value=True, cue=sp("not"), source="rule:neg.not"),
+            Attribute(name="Severity", value="High", cue=sp("severe"), source="model"),
+        ),
+        score=0.8123,
+        source="clinex.pv.crf.v1",
+    )
+    return SentenceEvents(id="s1", text=TEXT, events=(ev,), model="clinex.pv.crf.v1", event_probability=0.9312)
+
+
+def test_phee_json_carries_and_reads_back_provenance() -> None:
+    item = _item()
+    d = to_phee_dict(item)
+    assert d["model"] == "clinex.pv.crf.v1" and d["event_probability"] == 0.9312
+    ev = d["annotations"][0]["events"][0]
+    assert ev["model"] == "clinex.pv.crf.v1" and ev["trigger_probability"] == 0.8123
+    assert ev["Negated"] == {"text": [["not"]], "start": [[16]], "entity_id": ["T6"], "value": True,
+                             "source": ["rule:neg.not"]}
+    assert ev["Severity"]["source"] == ["model"]
+    back = parse_phee_line(dumps_phee(item))
+    assert back.model == item.model and back.event_probability == item.event_probability
+    (bev,) = back.events
+    assert (bev.score, bev.source) == (0.8123, "clinex.pv.crf.v1")
+    assert [(a.name, a.cue.text, a.source) for a in bev.attributes] == [
+        ("Negated", "not", "rule:neg.not"), ("Severity", "severe", "model")
+    ]
+
+
+def test_gold_lines_get_no_provenance_keys(shared_data: Path) -> None:
+    line = (shared_data / "phee" / "json" / "dev.json").read_text(encoding="utf-8").splitlines()[0]
+    assert dumps_phee(parse_phee_line(line)) == line
+
+
+@pytest.mark.parametrize(
+    "patch, field",
+    [
+        ({"event_probability": 1.5}, "event_probability"),
+        ({"model": 3}, "model"),
+    ],
+)
+def test_bad_sentence_provenance_names_the_field(patch: dict, field: str) -> None:
+    d = {**to_phee_dict(_item()), **patch}
+    with pytest.raises(FormatError, match=field):
+        parse_phee_line(json.dumps(d), path="p.json", line_no=7)
+
+
+def test_bad_attribute_source_names_the_field() -> None:
+    d = to_phee_dict(_item())
+    d["annotations"][0]["events"][0]["Negated"]["source"] = ["a", "b"]
+    with pytest.raises(FormatError, match=r"Negated\.source"):
+        parse_phee_line(json.dumps(d))
+
+
+def test_brat_notes_carry_and_read_back_provenance(tmp_path: Path) -> None:
+    item = _item()
+    ann = to_ann(item)
+    notes = [line for line in ann.splitlines() if line.startswith("#")]
+    assert notes == [
+        "#1\tAnnotatorNotes E1\tmodel=clinex.pv.crf.v1; trigger_probability=0.8123; event_probability=0.9312; "
+        "Negated@16-19=rule:neg.not; Severity@28-34=model"
+    ]
+    write_brat(item, tmp_path)
+    back = read_brat(tmp_path / "s1.txt")
+    assert back.model == "clinex.pv.crf.v1" and back.event_probability == 0.9312
+    (bev,) = back.events
+    assert (bev.score, bev.source) == (0.8123, "clinex.pv.crf.v1")
+    assert sorted((a.name, a.source) for a in bev.attributes) == [("Negated", "rule:neg.not"), ("Severity", "model")]
+
+
+def test_cli_listing_names_model_probabilities_and_sources(cli) -> None:  # noqa: ANN001
+    res = cli("pv", "extract", "--model", "crf", "The patient did not develop neutropenia while on clozapine.")
+    assert res.code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0] == "model: clinex.pv.crf.v1"
+    assert lines[1] == "text_1: The patient did not develop neutropenia while on clozapine."
+    assert lines[2].startswith("  event probability 0.")
+    assert "     Negated=True cue 'not' [16:19] (rule:neg.not)" in lines
