@@ -304,7 +304,7 @@ def test_frozen_blocks_are_cached_and_unchanged(tiny_bert: Path) -> None:
         tiny_bert, freeze_layers=1, epochs=3, batch_size=2, lr=1e-2, warmup=0.0, threads=1
     ).fit(corpus, corpus)
     # Dev predictions made from cached hidden states equal a fresh full pass.
-    assert model.dev_predictions_ == model.predict([s.text for s in corpus])
+    assert model.dev_predictions_ == [evs for evs, _ in model.predict_ungated([s.text for s in corpus])]
     before = load_encoder(tiny_bert).state_dict()
     after = model.net_.encoder.state_dict()
     frozen = [k for k in before if k.startswith(("embeddings.", "encoder.layer.0."))]
@@ -330,7 +330,10 @@ def test_lexicon_attributes_fit_save_load(tiny_bert: Path, tmp_path: Path) -> No
     corpus.append(corpus[1].model_copy(update={"id": "s5"}))  # "may" and "severe" seen twice
     with pytest.raises(ModelError, match="attributes"):
         TransformerExtractor(tiny_bert, attributes="both").fit(corpus)
-    model = TransformerExtractor(tiny_bert, freeze_layers=0, epochs=1, batch_size=4, threads=1).fit(corpus)
+    # the model's own attribute sources, without the scope layer (tested in test_pv_scope.py)
+    model = TransformerExtractor(
+        tiny_bert, freeze_layers=0, epochs=1, batch_size=4, threads=1, attribute_scope=False
+    ).fit(corpus)
     assert model.attributes == "lexicon"
     assert model.attribute_lexicon_.lexicon_ == {"may": "Speculated", "severe": "Severity.High"}
     text = "lithium may cause severe tremor ."
