@@ -108,3 +108,22 @@ def test_cli_listing_names_model_probabilities_and_sources(cli) -> None:  # noqa
     assert lines[1] == "text_1: The patient did not develop neutropenia while on clozapine."
     assert lines[2].startswith("  event probability 0.")
     assert "     Negated=True cue 'not' [16:19] (rule:neg.not)" in lines
+
+
+def test_batch_rows_carry_model_and_event_probability(tmp_path: Path) -> None:
+    from clinex.batch import read_results, run_batch
+
+    src = tmp_path / "in.jsonl"
+    src.write_text(
+        '{"id": "a", "text": "The patient did not develop neutropenia while on clozapine."}\n'
+        '{"id": "b", "text": "   "}\n',
+        encoding="utf-8",
+    )
+    run_batch("pv", [src], tmp_path / "out", model="crf")
+    rows = {r[0]: r[1:] for r in read_results(tmp_path / "out", "SELECT id, model, event_probability, phee_json FROM results")}
+    assert rows["a"][0] == "clinex.pv.crf.v1" and 0.0 < rows["a"][1] <= 1.0
+    assert rows["b"][:2] == ("clinex.pv.crf.v1", None)
+    record = json.loads(rows["a"][2])
+    assert record["event_probability"] == rows["a"][1]
+    (ev,) = record["annotations"][0]["events"]
+    assert ev["Negated"]["source"] == ["rule:neg.not"] and ev["model"] == "clinex.pv.crf.v1"

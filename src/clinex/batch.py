@@ -158,6 +158,8 @@ def _pv_process(items: Sequence[Item], model: str | None = None) -> tuple[list[d
             "text": item.text,
             "n_events": len(item.events),
             "n_adverse": sum(e.event_type == "Adverse_event" for e in item.events),
+            "model": item.model,
+            "event_probability": item.event_probability,
             "phee_json": json.dumps(to_phee_dict(item), ensure_ascii=False),
         }
         for item in results
@@ -287,7 +289,7 @@ TASKS: dict[str, BatchTask] = {
     "pv": BatchTask(
         "pv",
         {"id": "VARCHAR", "text": "VARCHAR", "n_events": "INTEGER", "n_adverse": "INTEGER",
-         "phee_json": "VARCHAR"},
+         "model": "VARCHAR", "event_probability": "DOUBLE", "phee_json": "VARCHAR"},
         _pv_expand,
         _pv_process,
     ),
