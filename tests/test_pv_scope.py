@@ -130,9 +130,14 @@ def test_hedges(text: str, trigger: str, effect: str, cue: tuple[int, int], rule
 
 
 def test_hedge_scope_ended_by_a_terminator() -> None:
+    # Two events, so the model's cue must pass the scope test (no sole-event trust).
+    t = "It may be safe but caused hepatitis in our patient and a rash in another."
+    events = [_event(t, "caused", "hepatitis", attrs=(("Speculated", True, "may"),)), _event(t, "caused", "a rash")]
+    assert _attrs(t, events) == [[], []]
+    # The sentence's only event keeps the model's hedge (model_trust trust.sole_event.speculated).
     t = "It may be safe but caused hepatitis in our patient."
     ev = _event(t, "caused", "hepatitis", attrs=(("Speculated", True, "may"),))
-    assert _attrs(t, [ev]) == [[]]
+    assert _attrs(t, [ev]) == [[("Speculated", True, "may", 3, 6, "model")]]
 
 
 def test_hedge_ended_by_semicolon_governs_one_of_two_events() -> None:
@@ -167,6 +172,39 @@ def test_model_cue_inside_the_effect_is_dropped() -> None:
     assert _attrs(t, [ev]) == [[]]
 
 
+def test_model_hedge_of_the_sentences_only_event_is_kept_beyond_the_scopes() -> None:
+    # "but" ends every scope, yet the sentence has no other event the hedge could be about
+    # (model_trust "trust.sole_event.speculated").
+    t = "Seizures associated with amphotericin B are rare, but physicians should be aware of the potential."
+    ev = _event(t, "associated", "Seizures", attrs=(("Speculated", True, "potential"),))
+    assert _attrs(t, [ev]) == [[("Speculated", True, "potential", 88, 97, "model")]]
+    # With a second event in the sentence the scope test decides again: dropped.
+    t = "Seizures associated with amphotericin B are rare, but rashes caused by it may be seen; physicians should be aware of the potential."
+    events = [_event(t, "associated", "Seizures", attrs=(("Speculated", True, "potential"),)), _event(t, "caused", "rashes")]
+    assert _attrs(t, events) == [[], []]
+
+
+def test_sole_event_trust_is_only_for_the_attributes_named() -> None:
+    # A Negated cue of the model across "but" is still dropped for a sole event.
+    t = "She had no fever but developed a rash after amoxicillin."
+    ev = _event(t, "developed", "a rash", attrs=(("Negated", True, "no"),))
+    assert _attrs(t, [ev]) == [[]]
+
+
+def test_model_trust_validates(tmp_path: Path) -> None:
+    data = json.loads(Path(default_rules_path()).read_text(encoding="utf-8"))
+    data["model_trust"][0]["when"] = "always"
+    bad = tmp_path / "rules.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(FormatError, match=r"model_trust\[0\]: field 'when'"):
+        load_attribute_rules(bad)
+    data["model_trust"] = []
+    rules = AttributeRules.model_validate({k: v for k, v in data.items() if not k.startswith("_")})
+    t = "Seizures associated with amphotericin B are rare, but physicians should be aware of the potential."
+    ev = _event(t, "associated", "Seizures", attrs=(("Speculated", True, "potential"),))
+    assert apply_attribute_scope(t, [ev], rules=rules)[0].attributes == ()
+
+
 # --------------------------------------------------------------------------- severity
 
 
@@ -192,6 +230,23 @@ def test_severity_word_on_another_noun_is_not_the_effects() -> None:
     # A model's cue there is dropped too.
     ev = _event(t, "developed", "hepatitis", attrs=(("Severity", "High", "severe"),))
     assert _attrs(t, [ev]) == [[]]
+
+
+def test_severity_inside_the_effect_is_a_link_rule() -> None:
+    t = "Bone marrow aplasia and severe skin rash after methotrexate."
+    ev = _event(t, "after", "Bone marrow aplasia and severe skin rash")
+    assert _attrs(t, [ev]) == [[("Severity", "High", "severe", 24, 30, "rule:sev.severe")]]
+    # The "inside" link decides where inside the Effect a word may stand: at its start only.
+    data = json.loads(Path(default_rules_path()).read_text(encoding="utf-8"))
+    data = {k: v for k, v in data.items() if not k.startswith("_")}
+    for link in data["severity_links"]:
+        if link["position"] == "inside":
+            link["between"] = ""
+    rules = AttributeRules.model_validate(data)
+    assert apply_attribute_scope(t, [ev], rules=rules)[0].attributes == ()
+    t = "Severe skin rash after methotrexate."
+    out = apply_attribute_scope(t, [_event(t, "after", "Severe skin rash")], rules=rules)
+    assert [(a.cue.text, a.source) for a in out[0].attributes if a.cue] == [("Severe", "rule:sev.severe")]
 
 
 def test_model_severity_keeps_its_value() -> None:
@@ -347,7 +402,7 @@ def test_shipped_rules_validate_and_cite_their_source() -> None:
     assert rules.id == "pv.attribute_scope.v1"
     assert Path(rules.source or "") == Path(default_rules_path())
     assert set(rules.categories.values()) == {"Negated", "Speculated"}
-    everything = [*rules.context_rules, *rules.severity_rules, *rules.severity_links]
+    everything = [*rules.context_rules, *rules.severity_rules, *rules.severity_links, *rules.model_trust]
     assert all(r.provenance for r in everything)
     ids = [r.id for r in everything]
     assert len(ids) == len(set(ids))

@@ -83,6 +83,7 @@ __all__ = [
     "ScopeRule",
     "SeverityRule",
     "SeverityLink",
+    "ModelTrust",
     "AttributeRules",
     "default_rules_path",
     "load_attribute_rules",
@@ -178,10 +179,12 @@ class SeverityLink(BaseModel):
     Attributes
     ----------
     id : str
-    position : {"before", "after"}
+    position : {"before", "after", "inside"}
         ``before``: the word precedes the Effect and ``between`` must match the text
         from the word's end to the Effect's start; ``after``: the word follows and
-        ``between`` must match the text from the Effect's end to the word's start.
+        ``between`` must match the text from the Effect's end to the word's start;
+        ``inside``: the word lies inside the Effect span and ``between`` must match
+        the text from the Effect's start to the word's start.
     between : str
         A regular expression, matched in full (case-insensitive).
     provenance : str
@@ -190,7 +193,7 @@ class SeverityLink(BaseModel):
     model_config = _FROZEN
 
     id: str = Field(min_length=1)
-    position: Literal["before", "after"]
+    position: Literal["before", "after", "inside"]
     between: str
     provenance: str = Field(min_length=1)
 
@@ -202,6 +205,27 @@ class SeverityLink(BaseModel):
         except re.error as exc:
             raise ValueError(f"not a regular expression ({exc})") from None
         return v
+
+
+class ModelTrust(BaseModel):
+    """When a model's cue is kept although no rule scope reaches the event.
+
+    Attributes
+    ----------
+    id : str
+    attribute : {"Negated", "Speculated", "Severity"}
+    when : {"sole_event"}
+        ``sole_event``: the event is the only one predicted for the sentence, so the
+        model's cue has no other event to be about.
+    provenance : str
+    """
+
+    model_config = _FROZEN
+
+    id: str = Field(min_length=1)
+    attribute: Literal["Negated", "Speculated", "Severity"]
+    when: Literal["sole_event"]
+    provenance: str = Field(min_length=1)
 
 
 class AttributeRules(BaseModel):
@@ -218,6 +242,8 @@ class AttributeRules(BaseModel):
     context_rules : tuple of ScopeRule
     severity_rules : tuple of SeverityRule
     severity_links : tuple of SeverityLink
+    model_trust : tuple of ModelTrust
+        Attributes whose model cues are kept beyond the rule scopes, and when.
     source : str or None
         The file the rules were read from.
     """
@@ -230,6 +256,7 @@ class AttributeRules(BaseModel):
     context_rules: tuple[ScopeRule, ...]
     severity_rules: tuple[SeverityRule, ...] = ()
     severity_links: tuple[SeverityLink, ...] = ()
+    model_trust: tuple[ModelTrust, ...] = ()
     source: str | None = None
 
     def fingerprint(self) -> str:
@@ -290,7 +317,7 @@ def load_attribute_rules(path: str | Path | None = None) -> AttributeRules:
         field = ".".join(str(x) for x in loc) or str(where)
         raise FormatError(f"{where}: field '{field}': {err['msg']}", path=p, field=field) from None
     ids: set[str] = set()
-    for kind in ("context_rules", "severity_rules", "severity_links"):
+    for kind in ("context_rules", "severity_rules", "severity_links", "model_trust"):
         for i, r in enumerate(getattr(rules, kind)):
             if r.id in ids:
                 raise FormatError(f"{kind}[{i}]: rule id {r.id!r} used twice", path=p, field="id")
@@ -480,9 +507,9 @@ def _same_clause(cue: tuple[int, int], targets: list[tuple[int, int]], terminato
 
 def _severity_links(pipe: _Pipeline, text: str, cue: tuple[int, int], effects: list[tuple[int, int]]) -> bool:
     for es, ee in effects:
-        if es <= cue[0] and cue[1] <= ee:
-            return True
         for link, rx in pipe.links:
+            if link.position == "inside" and es <= cue[0] and cue[1] <= ee and rx.fullmatch(text[es:cue[0]]):
+                return True
             if link.position == "before" and cue[1] <= es and rx.fullmatch(text[cue[1]:es]):
                 return True
             if link.position == "after" and ee <= cue[0] and rx.fullmatch(text[ee:cue[0]]):
@@ -500,6 +527,7 @@ def _model_rank(
     cues: list[_Mod],
     pseudo: list[_Mod],
     terminators: list[tuple[int, int]],
+    sole: bool = False,
 ) -> tuple[int, int] | None:
     """None if a model cue does not govern the event, else its rank (lower is better).
 
@@ -508,6 +536,9 @@ def _model_rank(
     same words governs the trigger or Effect, rank 1 when no terminator stands
     between it and them (same clause); then by token distance to the trigger.
     Severity: kept when it modifies the Effect (:func:`_severity_links`).
+    ``sole`` (the sentence's only event, and the attribute in the rules'
+    ``model_trust``): a Negated/Speculated cue that passes the pseudo-cue and
+    inside-Effect tests but no scope test still counts, at rank 2.
     """
     if att.cue is None:
         return None
@@ -529,7 +560,7 @@ def _model_rank(
         return (0, dist)
     if tok is not None and _same_clause(tok, sorted(targets), terminators):
         return (1, dist)
-    return None
+    return (2, dist) if sole else None
 
 
 def _decide(pipe: _Pipeline, text: str, events: Sequence[Event], doc: Doc | None) -> list[Event]:
@@ -541,6 +572,7 @@ def _decide(pipe: _Pipeline, text: str, events: Sequence[Event], doc: Doc | None
     pseudo = [m for m in mods if m.direction == "PSEUDO"]
     cues = [m for m in mods if m.category in rules.categories and m.direction not in ("TERMINATE", "PSEUDO")]
     sev_hits = [(r, (m.start(), m.end())) for r, rx in pipe.severity for m in rx.finditer(text)]
+    sole_trust = {t.attribute for t in rules.model_trust if t.when == "sole_event"}
 
     out: list[Event] = []
     for ev, (trig, eff) in zip(events, per_event):
@@ -555,7 +587,9 @@ def _decide(pipe: _Pipeline, text: str, events: Sequence[Event], doc: Doc | None
             if att.cue is None or att.name not in (*_SCOPED, "Severity"):
                 kept.append(att)
                 continue
-            rank = _model_rank(pipe, doc, att, targets, anchor, eff_chars, cues, pseudo, terminators)
+            # the sentence's only event: the model's cue has no other event to be about
+            sole = len(events) == 1 and att.name in sole_trust
+            rank = _model_rank(pipe, doc, att, targets, anchor, eff_chars, cues, pseudo, terminators, sole)
             # PHEE gives an event one cue per attribute (3 of 370 Speculated events in
             # train have two): keep the best-placed model cue of each attribute.
             if rank is not None and (att.name not in ranked or rank < ranked[att.name][0]):
