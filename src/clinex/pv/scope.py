@@ -17,18 +17,25 @@ one sentence with the events a model predicted and decides their attributes agai
    and the cue does not lie inside the target itself.
 
    * a cue of the model is kept when it governs the event: its scope is that of the
-     rule matching the same words; a model cue that no rule matches is kept when no
-     terminator stands between it and the trigger or Effect (same clause); a model
-     cue covered by a pseudo-cue is dropped;
+     rule matching the same words; a model cue whose rule's scope does not reach the
+     event, or that no rule matches, is kept when no terminator stands between it
+     and the trigger or Effect (same clause); a model cue covered by a pseudo-cue is
+     dropped;
+   * when the event is the only one predicted for the sentence, a model cue of an
+     attribute named in the rules' ``model_trust`` (shipped: Speculated) is kept
+     even when no scope reaches the event (it has no other event to be about), after
+     the better-placed cues and unless a pseudo-cue covers it or it lies inside the
+     Effect after its start;
    * a rule cue governing the event is added when the event has no kept cue of that
      attribute (the nearest governing cue, one per attribute, as PHEE annotates);
    * the cue span is the word PHEE annotates (rule field ``cue``): "did not develop"
      → ``not``, "No hepatotoxicity" → ``No``.
 
 2. **Severity** from the Effect's own modifiers: a severity word (rule list
-   ``severity_rules``, with the value PHEE train gives it most often) counts when it
-   lies inside an Effect span, or the text between it and the Effect matches one of
-   the ``severity_links`` ("severe hepatotoxicity", "a fatal case of TEN",
+   ``severity_rules``, with the value PHEE train gives it most often) counts when one
+   of the ``severity_links`` matches: inside an Effect span (position ``inside``,
+   over the text from the Effect's start to the word), or over the text between it
+   and the Effect ("severe hepatotoxicity", "a fatal case of TEN",
    "fatal gemcitabine-induced pulmonary toxicity", "Serotonin syndrome is a
    potentially lethal ..."). A severity cue of the model is kept only under the same
    test.
@@ -645,7 +652,8 @@ def apply_attribute_scope(
     list of Event
         The events in the same order, each with attributes decided as the module
         notes say: a model cue of Negated/Speculated is kept only if its scope
-        governs the trigger or Effect, a governing rule cue is added when none is
+        governs the trigger or Effect (or, for an attribute in the rules'
+        ``model_trust``, the event is the sentence's only one), a governing rule cue is added when none is
         kept; Severity only from a word that modifies the Effect. Every attribute
         has ``source`` (``"model"`` or ``"rule:<id>"``) and a cue span into ``text``.
 
