@@ -129,6 +129,14 @@ def test_hedges(text: str, trigger: str, effect: str, cue: tuple[int, int], rule
     ]
 
 
+def test_most_likely_is_one_cue() -> None:
+    # PHEE annotates "most likely" as the cue (2 of 3 in train), plain "likely" alone.
+    t = "The hepatitis was most likely caused by isoniazid."
+    assert _attrs(t, [_event(t, "caused", "The hepatitis")]) == [[("Speculated", True, "most likely", 18, 29, "rule:spec.likely")]]
+    t = "The hepatitis was likely caused by isoniazid."
+    assert _attrs(t, [_event(t, "caused", "The hepatitis")]) == [[("Speculated", True, "likely", 18, 24, "rule:spec.likely")]]
+
+
 def test_hedge_scope_ended_by_a_terminator() -> None:
     # Two events, so the model's cue must pass the scope test (no sole-event trust).
     t = "It may be safe but caused hepatitis in our patient and a rash in another."
