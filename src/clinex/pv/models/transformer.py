@@ -473,6 +473,10 @@ class TransformerExtractor:
         Decide Negated / Speculated by cue scope and Severity from the Effect's
         modifiers (:mod:`clinex.pv.scope`, via :func:`clinex.pv.postprocess.finish`)
         after the attribute sources above; False keeps them as they are.
+    init_heads : str or None, default None
+        A ``heads.safetensors`` of a saved model to start the tag layers from (with
+        ``encoder`` set to that model's ``encoder/`` folder: a warm start, e.g. to
+        continue training a model with negatives). None: fresh tag layers.
 
     Attributes
     ----------
@@ -517,6 +521,7 @@ class TransformerExtractor:
         event_threshold: float = 0.0,
         negative_ratio: float = 1.0,
         attribute_scope: bool = True,
+        init_heads: str | None = None,
     ) -> None:
         self.encoder = encoder
         self.variant = variant
@@ -543,6 +548,7 @@ class TransformerExtractor:
         self.event_threshold = event_threshold
         self.negative_ratio = negative_ratio
         self.attribute_scope = attribute_scope
+        self.init_heads = init_heads
 
     # -- parameters ---------------------------------------------------------------
     def get_params(self) -> dict[str, Any]:
@@ -551,7 +557,7 @@ class TransformerExtractor:
             "variant max_length epochs batch_size lr head_lr warmup weight_decay dropout "
             "freeze_layers patience max_minutes seed threads device predict_batch_size decoder "
             "trigger_fallback attributes join_adjacent fallback_gate event_threshold negative_ratio "
-            "attribute_scope"
+            "attribute_scope init_heads"
         ).split()
         return {"encoder": str(self.encoder), **{k: getattr(self, k) for k in keys}}
 
@@ -821,7 +827,10 @@ class TransformerExtractor:
         self.tokenizer_ = load_tokenizer(path)
         encoder_model = load_encoder(path)
         self._check_max_length(encoder_model)
-        self.net_ = _build_net(encoder_model, float(self.dropout)).to(device)
+        self.net_ = _build_net(encoder_model, float(self.dropout))
+        if self.init_heads:
+            self._load_heads(Path(self.init_heads))
+        self.net_.to(device)
         items = self._items(train)
         # negatives supervise the trigger layer only (all O): their drugs and effects
         # are not arguments of an event, but would be the same words in PHEE
@@ -1338,6 +1347,28 @@ class TransformerExtractor:
             source=f"{MODEL_NAME}:{self.variant}",
         )
 
+    def _load_heads(self, heads_path: Path) -> None:
+        """Load the tag layers' weights (``heads.safetensors``) into ``net_``.
+
+        Raises
+        ------
+        ModelError
+            If the file is missing, damaged or made for other tag layers.
+        """
+        from safetensors.torch import load_file
+
+        if not heads_path.is_file():
+            raise ModelError("no such heads.safetensors", path=heads_path)
+        try:
+            heads = load_file(str(heads_path))
+            missing = self.net_.load_state_dict(heads, strict=False)
+        except Exception as exc:  # noqa: BLE001 - SafetensorError, size-mismatch RuntimeError, ...
+            raise ModelError(
+                f"cannot load the tag layers: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}", path=heads_path
+            ) from None
+        if missing.unexpected_keys or any(not k.startswith("encoder.") for k in missing.missing_keys):
+            raise ModelError("heads.safetensors does not match the tag layers", path=heads_path)
+
     # -- persistence --------------------------------------------------------------
     def save(self, path: str | Path) -> None:
         """Write the model directory (``model.json``, ``encoder/``, ``heads.safetensors``).
@@ -1400,7 +1431,7 @@ class TransformerExtractor:
         """
         try:
             import torch
-            from safetensors.torch import load_file
+            from safetensors.torch import load_file  # noqa: F401 - checked here, used by _load_heads
         except ModuleNotFoundError as exc:
             raise ModelError(
                 f"the transformer model needs '{exc.name}'; install it with: pip install 'clinex[neural]'",
@@ -1462,15 +1493,7 @@ class TransformerExtractor:
         heads_path = path / "heads.safetensors"
         if not heads_path.is_file():
             raise ModelError("no heads.safetensors (the tag layers' weights) in the model folder", path=path)
-        try:
-            heads = load_file(str(heads_path))
-            missing = model.net_.load_state_dict(heads, strict=False)
-        except Exception as exc:  # noqa: BLE001 - SafetensorError, size-mismatch RuntimeError, ...
-            raise ModelError(
-                f"cannot load the tag layers: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}", path=heads_path
-            ) from None
-        if missing.unexpected_keys or any(not k.startswith("encoder.") for k in missing.missing_keys):
-            raise ModelError("heads.safetensors does not match the tag layers", path=heads_path)
+        model._load_heads(heads_path)
         model._check_max_length(enc)
         model.net_.to(model._torch_device()).eval()
         model.encoder_config_ = enc.config.to_dict()
