@@ -3,6 +3,7 @@ ADE-corpus negatives reader: hand-checked values."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -178,3 +179,71 @@ def test_apply_gate_and_finish_keep_confirmed_negations() -> None:
         arguments=(Argument(role="Effect", span=Span.from_offsets(t3, (t3.index("a rash"), t3.index("a rash") + 6))),),
     )
     assert finish([t3], [([rash], 0.1)], threshold=0.5) == [([], 0.1)]
+
+
+# --------------------------------------------------------------------------- CLI
+def _small_data(shared_data: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
+    phee = shared_data / "phee" / "json"
+    train = tmp_path / "train.json"
+    dev = tmp_path / "dev.json"
+    train.write_text("".join((phee / "train.json").read_text(encoding="utf-8").splitlines(True)[:40]), encoding="utf-8")
+    dev.write_text("".join((phee / "dev.json").read_text(encoding="utf-8").splitlines(True)[:30]), encoding="utf-8")
+    negs = tmp_path / "neg.txt"
+    lines = (shared_data / "ade_corpus" / "ADE-NEG.txt").read_text(encoding="utf-8").splitlines()[:60]
+    # PubMed ids "1" -> train part, "20" -> dev part, "2" -> test part (sha1 mod 100: 83, 24, 16)
+    negs.write_text(
+        "".join(f"{('1', '20', '2')[k % 3]} NEG {line.split(' ', 2)[2]}\n" for k, line in enumerate(lines)),
+        encoding="utf-8",
+    )
+    return train, dev, negs
+
+
+def test_pv_gate_verb_adds_a_gate_to_the_shipped_crf(cli, shared_data: Path, tmp_path: Path) -> None:  # noqa: ANN001
+    train, dev, negs = _small_data(shared_data, tmp_path)
+    out = tmp_path / "gated"
+    res = cli("pv", "gate", "crf", "--train", train, "--dev", dev, "--negatives", negs, "--out", out,
+              "--target-recall", "0.9")
+    assert res.code == 0, res.stderr
+    report = json.loads(res.stdout.strip().splitlines()[-1])
+    assert report["target_recall"] == 0.9 and report["dev_sentences"] == 30
+    assert report["dev_negatives"] == 20 and report["train_negatives"] == 20
+    meta = json.loads((out / "model.json").read_text(encoding="utf-8"))
+    assert meta["params"]["event_threshold"] == report["event_threshold"] == meta["calibration"]["event_threshold"]
+    assert (out / "gate.npz").is_file()
+    again = cli("pv", "gate", "crf", "--train", train, "--dev", dev, "--negatives", negs, "--out", out)
+    assert again.code == 2 and "pass --force" in again.stderr
+    bad = cli("pv", "gate", "crf", "--train", train, "--dev", dev, "--negatives", negs, "--out", tmp_path / "x",
+              "--target-recall", "1.5")
+    assert bad.code == 2 and "--target-recall must be in (0, 1]" in bad.stderr
+    res = cli("pv", "extract", "--model", str(out), "Informed consent was obtained from all patients.")
+    assert res.code == 0 and "(no events)" in res.stdout
+
+
+def test_pv_train_negatives_needs_dev(cli, shared_data: Path, tmp_path: Path) -> None:  # noqa: ANN001
+    train, _, negs = _small_data(shared_data, tmp_path)
+    res = cli("pv", "train", "--train", train, "--negatives", negs, "--out", tmp_path / "m")
+    assert res.code == 2 and "--negatives needs --dev" in res.stderr
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n", encoding="utf-8")
+    res = cli("pv", "train", "--train", train, "--dev", train, "--negatives", empty, "--out", tmp_path / "m")
+    assert res.code == 2 and "holds no sentence" in res.stderr and str(empty) in res.stderr
+
+
+def test_pv_train_crf_with_negatives_saves_a_calibrated_gate(cli, shared_data: Path, tmp_path: Path) -> None:  # noqa: ANN001
+    train, dev, negs = _small_data(shared_data, tmp_path)
+    out = tmp_path / "crf"
+    res = cli("pv", "train", "--train", train, "--dev", dev, "--negatives", negs, "--out", out,
+              "--max-iterations", "5", "--param", "joint_iterations=5", "--target-recall", "1.0")
+    assert res.code == 0, res.stderr
+    meta = json.loads((out / "model.json").read_text(encoding="utf-8"))
+    assert meta["calibration"]["target_recall"] == 1.0
+    from clinex.io.phee_json import read_phee_json
+    from clinex.pv.models.crf import CRFModel
+
+    model = CRFModel.load(out)
+    assert model.gate_ is not None and model.event_threshold == meta["params"]["event_threshold"]
+    # target 1.0 keeps every dev sentence the CRF gives an event: the recall is their share
+    texts = [s.text for s in read_phee_json(dev)]
+    with_events = sum(bool(evs) for evs, _ in model.predict_ungated(texts))
+    assert meta["calibration"]["dev_recall_at_threshold"] == round(with_events / 30, 4)
+    assert sum(bool(evs) for evs, _ in model.predict_detailed(texts)) == with_events
