@@ -33,8 +33,9 @@ def test_forced_trigger_gate_is_a_model_setting() -> None:
     model = CRFModel.load(shipped_model_dir("crf"))
     assert model.fallback_gate == "evidence"
     model.fallback_gate = "always"  # the old behaviour: every sentence gets an event
-    (ev,) = model.predict_one("The weather was nice today.")
+    (ev,), _ = model.predict_one_detailed("The weather was nice today.")  # before the sentence gate
     assert ev.score is not None and ev.score < 0.5  # the forced trigger's own probability
+    assert model.predict_one("The weather was nice today.") == []  # the sentence gate drops it
     model.fallback_gate = "sometimes"
     with pytest.raises(ModelError, match="fallback_gate must be one of evidence, always"):
         model.fit([])
