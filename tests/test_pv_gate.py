@@ -28,13 +28,21 @@ from clinex.text import Span
 
 
 def _event(text: str, trigger: str, etype: str = "Adverse_event", negated: str | None = None) -> Event:
+    """An event with the trigger and, as its Effect, the word after it (every event needs an argument)."""
     start = text.index(trigger)
     attrs = ()
     if negated is not None:
         k = text.index(negated)
         attrs = (Attribute(name="Negated", value=True, cue=Span.from_offsets(text, (k, k + len(negated)))),)
+    nxt = start + len(trigger) + 1
+    end = nxt + len(text[nxt:].split(" ")[0].rstrip("."))
+    effect = (Argument(role="Effect", span=Span.from_offsets(text, (nxt, end))),) if end > nxt else ()
     return Event(
-        event_type=etype, trigger=Span.from_offsets(text, (start, start + len(trigger))), attributes=attrs, score=0.5
+        event_type=etype,
+        trigger=Span.from_offsets(text, (start, start + len(trigger))),
+        arguments=effect,
+        attributes=attrs,
+        score=0.5,
     )
 
 
@@ -244,6 +252,25 @@ def test_pv_train_crf_with_negatives_saves_a_calibrated_gate(cli, shared_data: P
     assert model.gate_ is not None and model.event_threshold == meta["params"]["event_threshold"]
     # target 1.0 keeps every dev sentence the CRF gives an event: the recall is their share
     texts = [s.text for s in read_phee_json(dev)]
-    with_events = sum(bool(evs) for evs, _ in model.predict_ungated(texts))
+    ungated = model.predict_ungated(texts)
+    with_events = sum(bool(evs) for evs, _ in ungated)
     assert meta["calibration"]["dev_recall_at_threshold"] == round(with_events / 30, 4)
-    assert sum(bool(evs) for evs, _ in model.predict_detailed(texts)) == with_events
+    # nothing is gated away; only events without any argument are dropped (postprocess)
+    with_arguments = sum(any(e.arguments or any(e.sub_arguments.values()) for e in evs) for evs, _ in ungated)
+    assert sum(bool(evs) for evs, _ in model.predict_detailed(texts)) == with_arguments
+
+
+def test_finish_drops_events_without_any_argument() -> None:
+    t = "A severe anaphylactic reaction occurred after ceftriaxone administration."
+    bare = _event(t, "after").model_copy(update={"arguments": ()})
+    k = t.index("ceftriaxone")
+    with_drug = bare.model_copy(
+        update={"sub_arguments": {"Treatment": (Argument(role="Drug", span=Span.from_offsets(t, (k, k + 11))),)}}
+    )
+    ((kept,), _), = finish([t], [([bare, with_drug], 0.9)], attribute_scope=False)
+    assert kept == with_drug
+
+
+def test_pv_train_target_recall_needs_negatives(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    res = cli("pv", "train", "--train", tmp_path / "t.json", "--out", tmp_path / "m", "--target-recall", "0.9")
+    assert res.code == 2 and "--target-recall applies to the sentence gate: give --negatives too" in res.stderr

@@ -127,3 +127,28 @@ def test_batch_rows_carry_model_and_event_probability(tmp_path: Path) -> None:
     assert record["event_probability"] == rows["a"][1]
     (ev,) = record["annotations"][0]["events"]
     assert ev["Negated"]["source"] == ["rule:neg.not"] and ev["model"] == "clinex.pv.crf.v1"
+
+
+def test_api_on_several_sentences_keeps_attribute_sources() -> None:
+    import clinex.pv
+
+    text = "Informed consent was obtained.  The patient did not develop neutropenia while on clozapine."
+    events = clinex.pv.extract(text, model="crf")
+    assert [(a.name, a.cue.text, a.cue.start, a.source) for e in events for a in e.attributes] == [
+        ("Negated", "not", 48, "rule:neg.not")
+    ]
+    assert text[48:51] == "not"
+
+
+def test_batch_folder_with_an_unreadable_file_goes_on(tmp_path: Path) -> None:
+    from clinex.batch import read_results, run_batch
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.txt").write_text("Rash developed after amoxicillin.", encoding="utf-8")
+    (folder / "b.txt").write_bytes(b"\x00\x01binary")
+    (folder / "c.txt").write_text("Hepatitis developed after isoniazid.", encoding="utf-8")
+    summary = run_batch("pv", [folder], tmp_path / "out", model="crf")
+    assert sorted(r[0] for r in read_results(tmp_path / "out", "SELECT id FROM results")) == ["a_1", "c_1"]
+    assert [e.id for e in summary.errors] == [str(folder / "b.txt")]
+    assert "binary file (NUL byte)" in summary.errors[0].message

@@ -468,3 +468,27 @@ def test_rules_on_phee_train_gold_events(shared_data: Path) -> None:
     f = flatten(score(gold, pred))
     assert f["attributes.all.em_f1"] > 0.62
     assert f["attributes.Negated.em_f1"] > 0.6
+
+
+def test_pseudo_negation_does_not_rule_out() -> None:
+    t = "Previous successful treatment with one ACE inhibitor does not rule out the vasculitis caused by the drug."
+    k, e = t.index("caused"), t.index("the vasculitis")
+    ev = Event(
+        event_type="Adverse_event",
+        trigger=Span.from_offsets(t, (k, k + 6)),
+        arguments=(Argument(role="Effect", span=Span.from_offsets(t, (e, e + 14))),),
+    )
+    assert apply_attribute_scope(t, [ev])[0].attributes == ()
+
+
+def test_model_severity_value_of_a_known_word_comes_from_the_rules() -> None:
+    t = "She developed a mild rash after allopurinol."
+    k, r = t.index("mild"), t.index("a mild rash")
+    ev = Event(
+        event_type="Adverse_event",
+        trigger=Span.from_offsets(t, (4, 13)),
+        arguments=(Argument(role="Effect", span=Span.from_offsets(t, (r, r + 11))),),
+        attributes=(Attribute(name="Severity", value="High", cue=Span.from_offsets(t, (k, k + 4))),),
+    )
+    (out,) = apply_attribute_scope(t, [ev])
+    assert [(a.name, a.value, a.cue.text, a.source) for a in out.attributes] == [("Severity", "Low", "mild", "model")]

@@ -63,13 +63,13 @@ def test_shipped_transformer_dev_figures(model, shared_data) -> None:
     pred = model.predict([s.text for s in dev])
     flat = flatten(score(dev, [SentenceEvents(id=s.id, text=s.text, events=tuple(p)) for s, p in zip(dev, pred)]))
     expected = {
-        "trigger.classification.f1": 0.6834,
+        "trigger.classification.f1": 0.6831,
         "arguments.classification.main.em_f1": 0.6362,
         "arguments.classification.sub.em_f1": 0.6963,
-        "attributes.Speculated.em_f1": 0.5836,
-        "attributes.Negated.em_f1": 0.5455,
+        "attributes.Speculated.em_f1": 0.5878,
+        "attributes.Negated.em_f1": 0.5625,
         "attributes.Severity.em_f1": 0.5426,
-        "attributes.all.em_f1": 0.5688,
+        "attributes.all.em_f1": 0.5727,
     }
     # small tolerance for float differences between CPUs; a changed decision shows as ~0.001
     assert {k: round(flat[k], 4) for k in expected} == pytest.approx(expected, abs=2e-3)

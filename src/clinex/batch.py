@@ -117,19 +117,24 @@ def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
     from clinex.text import split_sentences
 
     for p in _files(path, (".jsonl", ".json", ".txt")):
-        if p.suffix in (".jsonl", ".json"):
-            errors: list[ClinexError] = []
-            records = iter_jsonl_texts(
-                p, fallback_text_field="context", errors="skip", on_error=errors.append
-            )
-            for rec in records:
+        # one unreadable file (binary, not UTF-8) is reported under its own name and the
+        # folder's other files go on
+        try:
+            if p.suffix in (".jsonl", ".json"):
+                errors: list[ClinexError] = []
+                records = iter_jsonl_texts(
+                    p, fallback_text_field="context", errors="skip", on_error=errors.append
+                )
+                for rec in records:
+                    yield from (ItemError(f"{p}:{e.line}", str(e)) for e in errors)
+                    errors.clear()
+                    yield Item(rec.id, rec.text)
                 yield from (ItemError(f"{p}:{e.line}", str(e)) for e in errors)
-                errors.clear()
-                yield Item(rec.id, rec.text)
-            yield from (ItemError(f"{p}:{e.line}", str(e)) for e in errors)
-        else:
-            for i, sent in enumerate(split_sentences(read_text(p)), start=1):
-                yield Item(f"{p.stem}_{i}", sent.text)
+            else:
+                for i, sent in enumerate(split_sentences(read_text(p)), start=1):
+                    yield Item(f"{p.stem}_{i}", sent.text)
+        except ClinexError as exc:
+            yield ItemError(str(p), str(exc))
 
 
 def _pv_process(items: Sequence[Item], model: str | None = None) -> tuple[list[dict[str, Any]], list[ItemError]]:

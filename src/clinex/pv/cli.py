@@ -477,6 +477,8 @@ def train_cmd(
             params["encoder"] = encoder
     if not 0.0 < target_recall <= 1.0:
         raise InputError(f"--target-recall must be in (0, 1]; got {target_recall}", field="--target-recall")
+    if negatives is None and target_recall != 0.98:
+        raise InputError("--target-recall applies to the sentence gate: give --negatives too", field="--target-recall")
     if negatives is not None:
         from clinex.io.ade_corpus import read_ade_negatives
 
@@ -505,6 +507,10 @@ def train_cmd(
         raise
     if staging is not None:
         _pv_swap_in(staging, out)
+    if getattr(model, "calibration_", None):
+        import json
+
+        typer.echo(f"sentence gate: {json.dumps(model.calibration_)}")
     typer.echo(f"saved {kind} model to {out} ({(time.time() - started) / 60:.1f} min)", err=True)
 
 

@@ -409,8 +409,13 @@ def fit_gate(
     Returns
     -------
     (SentenceGate, float, dict)
-        The gate, the calibrated ``event_threshold`` and a calibration report
-        (sizes, target, dev recall and negative share at the threshold).
+        The gate, the calibrated ``event_threshold`` and a calibration report:
+        sizes, ``target_recall``, ``kept_share_at_threshold`` (of the dev sentences
+        with a gold event to which the model gives an event, the share kept: at least
+        the target), ``dev_recall_at_threshold`` (of all dev sentences with a gold
+        event, the share that keeps a predicted event: below the target by the
+        model's own misses) and ``dev_negative_share_at_threshold`` (dev-part
+        negatives that keep any event).
 
     Raises
     ------
@@ -438,6 +443,10 @@ def fit_gate(
         "dev_sentences": n_pos,
         "dev_negatives": len(parts["dev"]),
         "train_negatives": len(parts["train"]),
+        # the calibrated share (>= target_recall): of the dev sentences with an event that
+        # the model gives an event, those kept
+        "kept_share_at_threshold": round(sum(p >= threshold for p in kept) / max(1, len(kept)), 4),
+        # of all dev sentences with an event, those that keep a predicted event
         "dev_recall_at_threshold": round(
             sum(bool(ev) and p >= threshold for p, (ev, _) in zip(probs[:n_pos], detailed[:n_pos])) / max(1, n_pos), 4
         ),

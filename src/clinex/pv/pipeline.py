@@ -106,6 +106,7 @@ def shift_event(event: Event, offset: int, text: str) -> Event:
                     value=a.value,
                     cue=_shift_span(a.cue, offset, text) if a.cue is not None else None,
                     entity_id=a.entity_id,
+                    source=a.source,
                 )
                 for a in event.attributes
             ),

@@ -13,7 +13,8 @@ A model kind produces, per sentence, its events and its own event probability
    absent effect ("did not develop neutropenia") as an event with ``Negated``
    (Sun et al., EMNLP 2022, appendix A), which is what a drug-safety reader needs
    to see, while the ADE corpus counts such sentences as holding no ADE;
-3. **no effect, no adverse event**: an Adverse_event with no Effect argument is kept
+3. **no argument, no event**: an event with no argument, sub-argument or combination
+   is dropped; **no effect, no adverse event**: an Adverse_event with no Effect argument is kept
    only if its trigger probability reaches the model's ``no_effect_min_prob``. In
    PHEE nearly every ADE names its effect (5 of 2,650 Adverse_events in train and 4
    of 889 in dev have no Effect), while a model's Effect-less ADE is typically a
@@ -81,8 +82,14 @@ def finish(
     out = []
     for (kept, p), (evs, _) in zip(decided, scoped):
         kept = kept if kept else [e for e in evs if is_negated(e)]
-        out.append(([e for e in kept if _has_outcome(e, no_effect_min_prob)], p))
+        out.append(([e for e in kept if _has_arguments(e) and _has_outcome(e, no_effect_min_prob)], p))
     return out
+
+
+def _has_arguments(event: Event) -> bool:
+    """False for an event with no argument, sub-argument or combination at all (a trigger
+    alone says nothing a reader can check; every PHEE event has an argument)."""
+    return bool(event.arguments or any(event.sub_arguments.values()) or event.combinations)
 
 
 def _has_outcome(event: Event, min_prob: float) -> bool:

@@ -601,7 +601,7 @@ def _decide(pipe: _Pipeline, text: str, events: Sequence[Event], doc: Doc | None
             # train have two): keep the best-placed model cue of each attribute.
             if rank is not None and (att.name not in ranked or rank < ranked[att.name][0]):
                 ranked[att.name] = (rank, att)
-        kept.extend(att for _, att in ranked.values())
+        kept.extend(_rule_value(att, sev_hits) for _, att in ranked.values())
         names = {a.name for a in kept}
         added: list[Attribute] = []
         for name in _SCOPED:
@@ -630,6 +630,21 @@ def _decide(pipe: _Pipeline, text: str, events: Sequence[Event], doc: Doc | None
         attrs = tuple(kept + added)
         out.append(ev if attrs == ev.attributes else ev.model_copy(update={"attributes": attrs}))
     return out
+
+
+def _rule_value(att: Attribute, sev_hits: list) -> Attribute:
+    """A model Severity cue that is a known severity word and whose value contradicts
+    that word's (High for a Low word, or Low for a High word; ``severity_rules``: the
+    value PHEE train gives it most often) takes the word's value, so that "mild" is never
+    High; Medium, which PHEE gives to many words ("severe": 80 High, 28 Medium in
+    train), stays as the model says."""
+    if att.name != "Severity" or att.cue is None:
+        return att
+    span = (att.cue.start, att.cue.end)
+    for rule, hit in sev_hits:
+        if hit == span and {rule.value, att.value} == {"High", "Low"}:
+            return att.model_copy(update={"value": rule.value})
+    return att
 
 
 def apply_attribute_scope(
