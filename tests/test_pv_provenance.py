@@ -152,3 +152,20 @@ def test_batch_folder_with_an_unreadable_file_goes_on(tmp_path: Path) -> None:
     assert sorted(r[0] for r in read_results(tmp_path / "out", "SELECT id FROM results")) == ["a_1", "c_1"]
     assert [e.id for e in summary.errors] == [str(folder / "b.txt")]
     assert "binary file (NUL byte)" in summary.errors[0].message
+
+
+def test_a_model_from_another_folder_is_told_apart(tmp_path: Path) -> None:
+    import hashlib
+    import shutil
+
+    from clinex.pv.models import load_model, model_id, shipped_model_dir
+    from clinex.pv.pipeline import extract_records
+
+    copy = tmp_path / "my_crf"
+    shutil.copytree(shipped_model_dir("crf"), copy)
+    meta = (copy / "model.json").read_bytes()
+    expected = "clinex.pv.crf.v1+" + hashlib.sha1(meta).hexdigest()[:8]
+    assert model_id(load_model(str(copy))) == expected
+    assert model_id(load_model("crf")) == "clinex.pv.crf.v1"
+    (item,) = extract_records([("a", TEXT)], model=str(copy))
+    assert item.model == expected and {e.source for e in item.events} == {expected}

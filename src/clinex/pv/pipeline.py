@@ -204,6 +204,9 @@ def extract_records(
     out = []
     for k, (rid, text) in enumerate(records):
         events, prob = preds.get(k, ([], None))
+        # every event names the same versioned id as its record (the model's own
+        # ``source`` may add a variant, e.g. ``:joint``)
+        events = [e if e.source == mid else e.model_copy(update={"source": mid}) for e in events]
         out.append(
             SentenceEvents(
                 id=rid,

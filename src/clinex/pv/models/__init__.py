@@ -82,13 +82,37 @@ def model_id(model: Any) -> str:
     Returns
     -------
     str
-        The id recorded by ``clinex batch pv`` manifests and the web API.
+        The id recorded by ``clinex batch pv`` manifests, the web API and every
+        prediction's ``model``; a model loaded from a folder that is not a shipped
+        one gets ``+<first 8 hex of the SHA-1 of its model.json>``
+        (``clinex.pv.crf.v1+3fa2c9d1``).
     """
     name = str(getattr(model, "name", ""))
     if name.startswith("clinex.pv."):
-        return name
-    source = getattr(model, "source", None)
-    return source if isinstance(source, str) and source else name
+        base = name
+    else:
+        source = getattr(model, "source", None)
+        base = source if isinstance(source, str) and source else name
+    return base + _fingerprint(model)
+
+
+def _fingerprint(model: Any) -> str:
+    """``+<8 hex>`` (SHA-1 of its ``model.json``) for a model loaded from a folder other
+    than a shipped one, so that a retrained or re-gated model is not taken for the
+    shipped one in outputs and batch manifests; ``""`` otherwise."""
+    import hashlib
+
+    folder = getattr(model, "folder_", None)
+    if folder is None:
+        return ""
+    shipped = {d.resolve() for d in map(shipped_model_dir, _SHIPPED) if d is not None}
+    if Path(folder).resolve() in shipped:
+        return ""
+    try:
+        digest = hashlib.sha1((Path(folder) / "model.json").read_bytes()).hexdigest()
+    except OSError:
+        return ""
+    return "+" + digest[:8]
 
 
 def shipped_model_dir(kind: str) -> Path | None:
@@ -131,7 +155,9 @@ def _load_dir(folder: Path) -> PVModel:
             f"unknown model kind {kind!r}; available: {', '.join(KINDS)}", path=meta_path, field="kind"
         )
     cls = _import(kind, 1)
-    return cls.load(folder)
+    model = cls.load(folder)
+    model.folder_ = folder
+    return model
 
 
 def load_model(name_or_path: str | Path = "auto") -> PVModel:
