@@ -162,17 +162,20 @@ def test_gold_train_brat_equals_json_and_round_trips(shared_data: Path, tmp_path
 
 
 def test_extract_brat_warning_with_the_shipped_transformer(cli, tmp_path: Path) -> None:
-    """No stubs: the shipped model tags 'allopurinol' as a Treatment.Drug of an event
-    without a Treatment (dev sentence 3159106_3); brat cannot hold it."""
+    """No stubs: the shipped model tags 'bipolar affective disorder' as a Treatment.Disorder
+    of an event without a Treatment (dev sentence 6405633_2); brat cannot hold it."""
     pytest.importorskip("torch")
-    text = "The allopurinol hypersensitivity syndrome is a rare adverse drug reaction."
+    text = (
+        "Two patients with bipolar affective disorder and a history of bronchospastic phenomena "
+        "experienced tremor during lithium carbonate therapy."
+    )
     out = tmp_path / "out"
     res = cli("pv", "extract", text, "--model", "transformer", "--format", "brat", "-o", str(out))
     assert res.code == 0, res.stderr
     assert (
-        "warning: text_1: not written to brat: Treatment.Drug has no Treatment "
-        "(event E1, 'allopurinol' 4-15)"
+        "warning: text_1: not written to brat: Treatment.Disorder has no Treatment "
+        "(event E1, 'bipolar affective disorder' 18-44)"
     ) in res.stderr
     back = read_brat_dir(out)
     assert [it.id for it in back] == ["text_1"]
-    assert all(a.span.text != "allopurinol" for ev in back[0].events for subs in ev.sub_arguments.values() for a in subs)
+    assert all(a.span.text != "bipolar affective disorder" for ev in back[0].events for a in ev.arguments)

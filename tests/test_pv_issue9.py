@@ -42,6 +42,18 @@ def test_negated_outcomes_are_negated_events(kind: str) -> None:
     assert _attrs(hep) == [("Negated", True, "No", 0, "rule:neg.no")]
 
 
+AMIODARONE = "Amiodarone caused hypothyroidism, and levothyroxine improved her symptoms."
+
+
+def test_an_ade_and_a_pte_in_one_sentence_with_the_transformer() -> None:
+    pytest.importorskip("torch")
+    (item,) = extract_records([("a", AMIODARONE)], model="transformer")
+    assert [(e.event_type, e.trigger.text, e.trigger.start) for e in item.events] == [
+        ("Adverse_event", "caused", 11),
+        ("Potential_therapeutic_event", "improved", 52),
+    ]
+
+
 def test_starting_a_therapy_is_no_adverse_event_for_the_transformer() -> None:
     pytest.importorskip("torch")
     (item,) = extract_records([("a", STARTED)], model="transformer")
@@ -55,7 +67,7 @@ def test_shipped_models_carry_their_gate_parameters() -> None:
 
     from clinex.pv.models import shipped_model_dir
 
-    for kind, threshold, no_effect in (("crf", 0.1316, 0.05), ("transformer", 0.1768, 0.5)):
+    for kind, threshold, no_effect in (("crf", 0.1316, 0.05), ("transformer", 0.1724, 0.5)):
         meta = json.loads((shipped_model_dir(kind) / "model.json").read_text(encoding="utf-8"))
         assert meta["params"]["event_threshold"] == threshold == meta["calibration"]["event_threshold"]
         assert meta["params"]["no_effect_min_prob"] == no_effect
