@@ -491,4 +491,20 @@ def test_model_severity_value_of_a_known_word_comes_from_the_rules() -> None:
         attributes=(Attribute(name="Severity", value="High", cue=Span.from_offsets(t, (k, k + 4))),),
     )
     (out,) = apply_attribute_scope(t, [ev])
-    assert [(a.name, a.value, a.cue.text, a.source) for a in out.attributes] == [("Severity", "Low", "mild", "model")]
+    assert [(a.name, a.value, a.cue.text, a.source) for a in out.attributes] == [
+        ("Severity", "Low", "mild", "rule:sev.mild")
+    ]
+
+
+def test_denied_is_a_negation_cue() -> None:
+    t = "The patient denied any rash after amoxicillin."
+    k, r = t.index("after"), t.index("any rash")
+    ev = Event(
+        event_type="Adverse_event",
+        trigger=Span.from_offsets(t, (k, k + 5)),
+        arguments=(Argument(role="Effect", span=Span.from_offsets(t, (r, r + 8))),),
+    )
+    (out,) = apply_attribute_scope(t, [ev])
+    assert [(a.name, a.cue.text, a.cue.start, a.source) for a in out.attributes] == [
+        ("Negated", "denied", 12, "rule:neg.denied")
+    ]

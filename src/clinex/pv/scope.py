@@ -637,13 +637,14 @@ def _rule_value(att: Attribute, sev_hits: list) -> Attribute:
     that word's (High for a Low word, or Low for a High word; ``severity_rules``: the
     value PHEE train gives it most often) takes the word's value, so that "mild" is never
     High; Medium, which PHEE gives to many words ("severe": 80 High, 28 Medium in
-    train), stays as the model says."""
+    train), stays as the model says. The value then comes from the rule, and so does
+    ``source``."""
     if att.name != "Severity" or att.cue is None:
         return att
     span = (att.cue.start, att.cue.end)
     for rule, hit in sev_hits:
         if hit == span and {rule.value, att.value} == {"High", "Low"}:
-            return att.model_copy(update={"value": rule.value})
+            return att.model_copy(update={"value": rule.value, "source": f"rule:{rule.id}"})
     return att
 
 
