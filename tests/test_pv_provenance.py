@@ -169,3 +169,30 @@ def test_a_model_from_another_folder_is_told_apart(tmp_path: Path) -> None:
     assert model_id(load_model("crf")) == "clinex.pv.crf.v1"
     (item,) = extract_records([("a", TEXT)], model=str(copy))
     assert item.model == expected and {e.source for e in item.events} == {expected}
+
+
+def test_a_lone_surrogate_is_one_bad_line_not_a_crash(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    src = tmp_path / "s.jsonl"
+    src.write_text(
+        '{"id": "a", "text": "Rash \\ud800 after amoxicillin."}\n{"id": "b", "text": "Rash developed after amoxicillin."}\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "o.json"
+    res = cli("pv", "extract", "--model", "crf", "-i", src, "-o", out)
+    assert res.code == 1
+    assert f"skipped: [CLX003] {src}:1: a string holds a lone surrogate escape" in res.stderr
+    assert [json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()] == ["b"]
+
+    from clinex.batch import read_results, run_batch
+
+    summary = run_batch("pv", [src], tmp_path / "out", model="crf")
+    assert [r[0] for r in read_results(tmp_path / "out", "SELECT id FROM results")] == ["b"]
+    assert [e.id for e in summary.errors] == [f"{src}:1"]
+
+
+def test_extract_records_names_the_record_with_a_lone_surrogate() -> None:
+    from clinex.errors import InputError
+    from clinex.pv.pipeline import extract_records
+
+    with pytest.raises(InputError, match="record r7.*lone surrogate"):
+        extract_records([("r7", "Rash \ud800 after amoxicillin.")], model="crf")

@@ -149,9 +149,32 @@ def iter_json_lines(
         except json.JSONDecodeError as exc:
             yield n, FormatError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=path, line=n)
             continue
+        except RecursionError:
+            yield n, FormatError("JSON nested too deeply", path=path, line=n)
+            continue
+        if "\\ud" in line.lower() and _has_lone_surrogate(obj):
+            # a "\ud800" escape is valid JSON but not Unicode text: no model, writer or
+            # database can take it
+            yield n, EncodingError(
+                "a string holds a lone surrogate escape (\\ud800-\\udfff), not valid Unicode text",
+                path=path,
+                line=n,
+            )
+            continue
         if not isinstance(obj, dict):
             yield n, FormatError(
                 f"expected a JSON object, got {type(obj).__name__}", path=path, line=n, field="$"
             )
             continue
         yield n, obj
+
+
+def _has_lone_surrogate(obj: Any) -> bool:
+    """True if a string anywhere in a decoded JSON value cannot be encoded as UTF-8."""
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    except RecursionError:
+        return False
+    return False

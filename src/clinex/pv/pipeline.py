@@ -194,9 +194,19 @@ def extract_records(
     ------
     ModelError
         If the model cannot be loaded.
+    InputError
+        If a record's text holds a lone surrogate (not valid Unicode; names the record).
     """
+    from clinex.errors import InputError
     from clinex.pv.models import model_id
 
+    for rid, text in records:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(
+                "text holds a lone surrogate (\\ud800-\\udfff), not valid Unicode text", field=f"record {rid}"
+            ) from None
     m = _model(model)
     mid = model_id(m)
     todo = [k for k, (_, text) in enumerate(records) if text.strip()]
