@@ -196,3 +196,19 @@ def test_extract_records_names_the_record_with_a_lone_surrogate() -> None:
 
     with pytest.raises(InputError, match="record r7.*lone surrogate"):
         extract_records([("r7", "Rash \ud800 after amoxicillin.")], model="crf")
+
+
+def test_a_nul_byte_in_one_json_line_spoils_only_that_line(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    src = tmp_path / "n.jsonl"
+    src.write_bytes(
+        b'{"id": "a", "text": "Rash developed after amoxicillin."}\n{"id": "b", "text": "bad\x00line"}\n'
+        b'{"id": "c", "text": "Hepatitis developed after isoniazid."}\n'
+    )
+    out = tmp_path / "o.json"
+    res = cli("pv", "extract", "--model", "crf", "-i", src, "-o", out)
+    assert res.code == 1 and f"[CLX003] {src}:2: binary data (NUL byte)" in res.stderr
+    assert [json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()] == ["a", "c"]
+    binary = tmp_path / "b.jsonl"
+    binary.write_bytes(b"\x00\x01\x02 not json\n")
+    res = cli("pv", "extract", "--model", "crf", "-i", binary, "-o", tmp_path / "b.json")
+    assert res.code == 2 and "binary file (NUL byte)" in res.stderr

@@ -34,6 +34,13 @@ def looks_like_jsonl(data: str) -> bool:
     return stripped.startswith("{")
 
 
+def _binary(data: bytes) -> bool:
+    """True when the first non-blank line is not a NUL-free JSON object: a binary file,
+    refused whole; otherwise a NUL byte only spoils its own line."""
+    first = next((ln for ln in data.removeprefix(b"\xef\xbb\xbf").split(b"\n") if ln.strip()), b"")
+    return b"\x00" in first or not first.lstrip().startswith(b"{")
+
+
 def parse_jsonl_data(
     data: bytes,
     *,
@@ -52,9 +59,10 @@ def parse_jsonl_data(
     if errors not in ("raise", "skip"):
         raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
     name = str(path) if path is not None else "<stdin>"
-    if b"\x00" in data:
+    if b"\x00" in data and _binary(data):
         line = data[: data.index(b"\x00")].count(b"\n") + 1
         raise EncodingError("binary file (NUL byte), expected UTF-8 JSON lines", path=name, line=line)
+    # a NUL byte in a later line of a JSON-lines file is that line's error (iter_json_lines)
     report = on_error or report_to_stderr
     seen: set[str] = set()
     for n, obj in iter_json_lines(data, path=name):
