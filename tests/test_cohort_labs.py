@@ -127,3 +127,11 @@ def test_within_window_edges() -> None:
     assert not within_window(dt.date(2080, 7, 3), now, 61)  # after now
     assert not within_window(None, now, 61)
     assert not within_window(now, None, 61)
+
+
+@pytest.mark.parametrize("mu", ["\u03bc", "\u00b5"])  # Greek small mu and the micro sign
+def test_micromol_with_either_mu_is_converted(mu: str) -> None:
+    (v,) = find_lab_values(f"Creatinine 9 {mu}mol/L", CR)
+    assert (round(v.value, 4), v.unit) == (0.1018, "\u00b5mol/l") and not lab_holds(v, CR)
+    (v,) = find_lab_values(f"Creatinine 168 {mu}mol/L (ref 60-110)", CR)
+    assert (round(v.value, 4), round(v.ref_high, 3)) == (1.9004, 1.244) and lab_holds(v, CR)

@@ -47,7 +47,7 @@ _TOKEN = re.compile(
     rf"(?P<range>(?!(?:19|20)\d\d\b)(?:{_NUM})\s*(?:-|–|to)\s*(?!(?:19|20)\d\d\b)(?:{_NUM})(?![\d/]))"
     rf"|(?P<num>(?:{_NUM})(?![\d/]))"
     r"|(?P<date>\d+/\d+(?:/\d+)?)"
-    r"|(?P<word>[A-Za-zµ%][A-Za-z0-9µ%/.]*)"
+    r"|(?P<word>[A-Za-zµμ%][A-Za-z0-9µμ%/.]*)"
     r"|(?P<cmp><=|>=|<|>|≤|≥)"
     r"|(?P<punct>[,;:()\[\]=~]|->|→)",
 )
@@ -123,10 +123,11 @@ def _convert(raw: float, unit: str | None, spec: LabSpec) -> tuple[float | None,
 
 
 def _unit_after(text: str, pos: int, spec: LabSpec) -> str | None:
-    m = re.match(r"\s*([%]|[A-Za-zµ]+/[A-Za-z0-9.]+|[A-Za-zµ]+)", text[pos : pos + 20])
+    m = re.match(r"\s*([%]|[A-Za-zµμ]+/[A-Za-z0-9.]+|[A-Za-zµμ]+)", text[pos : pos + 20])
     if not m:
         return None
-    u = m.group(1).lower()
+    # Greek small mu (U+03BC) is what most keyboards type for the micro sign (U+00B5)
+    u = m.group(1).lower().replace("\u03bc", "\u00b5")
     if u == spec.unit.lower() or u in spec.conversions:
         return u
     return None
