@@ -135,3 +135,16 @@ def test_micromol_with_either_mu_is_converted(mu: str) -> None:
     assert (round(v.value, 4), v.unit) == (0.1018, "\u00b5mol/l") and not lab_holds(v, CR)
     (v,) = find_lab_values(f"Creatinine 168 {mu}mol/L (ref 60-110)", CR)
     assert (round(v.value, 4), round(v.ref_high, 3)) == (1.9004, 1.244) and lab_holds(v, CR)
+
+
+@pytest.mark.parametrize(
+    ("text", "record", "expected"),
+    [
+        ("NSTEMI 7/14", dt.date(2089, 7, 28), dt.date(2089, 7, 14)),  # month/day, not 2014
+        ("NSTEMI 9/14", dt.date(2089, 7, 28), dt.date(2088, 9, 14)),  # the latest 9/14 not after the record
+        ("MI 3/88", dt.date(2089, 7, 28), dt.date(2088, 3, 15)),  # a two-digit year near the record's
+        ("MI 3/2088", dt.date(2089, 7, 28), dt.date(2088, 3, 15)),
+    ],
+)
+def test_two_digit_month_slash_forms(text: str, record: dt.date, expected: dt.date) -> None:
+    assert event_date(text, record) == (expected, "absolute")

@@ -124,6 +124,19 @@ def event_date(sentence: str, record_date: dt.date | None, anchor: int = 0) -> t
             elif kind == "my":
                 mo = int(m.group("m"))
                 date = _safe(y, mo, 15) if 1 <= mo <= 12 else None
+                dd = int(m.group("y"))
+                if (
+                    len(m.group("y")) == 2
+                    and record_date is not None
+                    and abs(y - record_date.year) > 5
+                    and 1 <= mo <= 12
+                    and 1 <= dd <= 31
+                ):
+                    # "NSTEMI 7/14" in a note of 2089-07-28 is July 14, not 2014: a
+                    # two-digit "year" far from the record's year is a day of the month
+                    # (the latest such date not after the record date)
+                    y = record_date.year if (mo, dd) <= (record_date.month, record_date.day) else record_date.year - 1
+                    date = _safe(y, mo, dd)
             else:
                 date = dt.date(y, 7, 1)
                 if record_date is not None and y == record_date.year:
