@@ -265,3 +265,31 @@ def test_surgery_and_aspirin_that_never_happened(own: dict) -> None:
     (ev,) = d["ADVANCED-CAD"].evidence
     assert ev.rule.startswith("ADVANCED-CAD.cad_meds:term=statin@")
     assert p.text[ev.span.start : ev.span.end] == "- simvastatin 40 mg nightly"
+
+
+def _patient_from(tmp_path: Path, name: str, body: str) -> Patient:
+    f = tmp_path / f"{name}.xml"
+    f.write_text(
+        '<?xml version="1.0" encoding="UTF-8" ?>\n<PatientMatching>\n<TEXT><![CDATA[\n'
+        f"Record date: 2089-07-28\n\n{body}\n]]></TEXT>\n<TAGS>\n</TAGS>\n</PatientMatching>\n",
+        encoding="utf-8",
+    )
+    return read_patient(f)
+
+
+@pytest.mark.parametrize(
+    ("body", "criterion", "label"),
+    [
+        ("67 yo man. The patient is negative for NSTEMI/MI.", "MI-6MOS", "not met"),
+        ("Troponin was negative, MI ruled out.", "MI-6MOS", "not met"),
+        ("NSTEMI 7/14, treated with PCI.", "MI-6MOS", "met"),  # July 14 of 2089, not 2014
+        ("NSTEMI 9/14, treated with PCI.", "MI-6MOS", "not met"),  # 2088-09-14: over 6 months ago
+        ("ROS:\nChest pain: denies\nShortness of breath: denies", "ADVANCED-CAD", "not met"),
+        ("Creatinine 9 \u03bcmol/L", "CREATININE", "not met"),  # Greek mu: 0.10 mg/dL
+        ("Creatinine 168 \u03bcmol/L (ref 60-110)", "CREATININE", "met"),
+    ],
+)
+def test_wording_that_flipped_decisions(engine: ScreeningEngine, tmp_path: Path, body: str, criterion: str,
+                                        label: str) -> None:
+    decisions = engine.screen(_patient_from(tmp_path, "p", body))
+    assert decisions[criterion].label == label
