@@ -282,6 +282,8 @@ def _patient_from(tmp_path: Path, name: str, body: str) -> Patient:
     [
         ("67 yo man. The patient is negative for NSTEMI/MI.", "MI-6MOS", "not met"),
         ("Troponin was negative, MI ruled out.", "MI-6MOS", "not met"),
+        ("Problems:\n-NSTEMI 2 weeks ago\n-HTN", "MI-6MOS", "met"),  # a dash bullet hid the concept
+        ("Problems:\n-no MI\n-HTN", "MI-6MOS", "not met"),  # ... and the cue
         ("NSTEMI 7/14, treated with PCI.", "MI-6MOS", "met"),  # July 14 of 2089, not 2014
         ("NSTEMI 9/14, treated with PCI.", "MI-6MOS", "not met"),  # 2088-09-14: over 6 months ago
         ("ROS:\nChest pain: denies\nShortness of breath: denies", "ADVANCED-CAD", "not met"),

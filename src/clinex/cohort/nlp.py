@@ -146,6 +146,10 @@ def build_nlp(phrases: Iterable[str]) -> "Language":
 
     _register_sentencizer()
     nlp = spacy.blank("en")
+    # A dash bullet ("-NSTEMI 2 weeks ago", "-no MI") is its own token, so the concept
+    # and the cue after it are found (spaCy's English prefixes leave "-no" whole).
+    prefixes = [r"-(?=[A-Za-z])", *nlp.Defaults.prefixes]
+    nlp.tokenizer.prefix_search = spacy.util.compile_prefix_regex(prefixes).search
     nlp.add_pipe("clinex_line_sentencizer")
     matcher = nlp.add_pipe(
         "medspacy_target_matcher", config={"result_type": "group", "span_group_name": SPAN_GROUP, "prune": False}
