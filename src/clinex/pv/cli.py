@@ -564,9 +564,9 @@ def gate_cmd(
             shutil.rmtree(staging, ignore_errors=True)
         raise
     finally:
-        from clinex.pv.models import _CACHE
+        from clinex.pv.models import clear_cache
 
-        _CACHE.clear()  # the cached model now carries the new gate; reload from disk next time
+        clear_cache()  # the cached model now carries the new gate; reload from disk next time
     if staging != out:
         _pv_swap_in(staging, out)
     typer.echo(json.dumps(report))

@@ -70,8 +70,12 @@ def tokenize(text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in TOKEN_PATTERN.finditer(text)]
 
 
+@lru_cache(maxsize=4096)
 def has_gazetteer_drug(text: str) -> bool:
     """True if the drug-name gazetteer (:func:`drug_flags`) finds a drug in ``text``.
+
+    Cached (4,096 sentences): a model's evidence rules and the sentence gate
+    (:mod:`clinex.pv.gate`) ask it of the same sentence.
 
     Parameters
     ----------

@@ -25,7 +25,9 @@ never trained or calibrated on.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -121,8 +123,6 @@ def calibrate_threshold(positive_probs: Sequence[float], target_recall: float) -
     probs = sorted((float(p) for p in positive_probs), reverse=True)
     if not probs:
         return 0.0
-    import math
-
     keep = max(1, math.ceil(target_recall * len(probs) - 1e-9))
     return math.floor(probs[keep - 1] * 10_000) / 10_000
 
@@ -188,15 +188,17 @@ GATE_FEATURES: tuple[str, ...] = (
 _HASH_FEATURES = 2**18
 
 
-def _vectorizers() -> list:
+@lru_cache(maxsize=1)
+def _vectorizers() -> tuple:
+    """The two stateless hashing vectorizers (built once per process)."""
     from sklearn.feature_extraction.text import HashingVectorizer
 
-    return [
+    return (
         HashingVectorizer(ngram_range=(1, 2), n_features=_HASH_FEATURES, alternate_sign=False, norm="l2"),
         HashingVectorizer(
             analyzer="char_wb", ngram_range=(3, 5), n_features=_HASH_FEATURES, alternate_sign=False, norm="l2"
         ),
-    ]
+    )
 
 
 def _text_matrix(texts: Sequence[str]) -> Any:

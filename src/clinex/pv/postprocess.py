@@ -30,7 +30,7 @@ from typing import Any
 
 from clinex.pv.types import Event
 
-__all__ = ["finish", "is_negated"]
+__all__ = ["finish", "finish_model", "is_negated"]
 
 
 def is_negated(event: Event) -> bool:
@@ -97,3 +97,30 @@ def _has_outcome(event: Event, min_prob: float) -> bool:
     if event.event_type != "Adverse_event" or event.main("Effect") or min_prob <= 0.0:
         return True
     return event.score is not None and event.score >= min_prob
+
+
+def finish_model(
+    model: Any, texts: Sequence[str], raw: Sequence[tuple[list[Event], float | None]]
+) -> list[tuple[list[Event], float | None]]:
+    """:func:`finish` with a model's own settings: the one call both model kinds make.
+
+    Parameters
+    ----------
+    model : CRFModel or TransformerExtractor
+        Read: ``gate_`` (None when absent), ``event_threshold``, ``attribute_scope``,
+        ``no_effect_min_prob``.
+    texts, raw
+        As in :func:`finish` (``raw`` from the model's ``predict_ungated``).
+
+    Returns
+    -------
+    list of (list of Event, float or None)
+    """
+    return finish(
+        texts,
+        raw,
+        gate=getattr(model, "gate_", None),
+        threshold=float(model.event_threshold),
+        attribute_scope=bool(model.attribute_scope),
+        no_effect_min_prob=float(model.no_effect_min_prob),
+    )

@@ -293,19 +293,23 @@ def load_attribute_rules(path: str | Path | None = None) -> AttributeRules:
     Raises
     ------
     InputError
-        The file is missing.
+        The file is missing (or a folder).
+    EncodingError
+        The file is not UTF-8 text (names the line).
     FormatError
         Not valid JSON, or a record that does not validate; the message names the
         file, the record (``context_rules[12]``) and the field, e.g.
         ``field 'direction': 'FOWARD' not in FORWARD, BACKWARD, ...``; also a rule id
         used twice, or a cue category missing from ``categories``.
     """
+    from clinex.io.textfile import read_text
+
     p = Path(path) if path is not None else Path(default_rules_path())
     if not p.is_file():
         raise InputError("attribute rule file not found", path=p)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    try:  # the shared reader: binary and non-UTF-8 files named with the line
+        data = json.loads(read_text(p))
+    except json.JSONDecodeError as exc:
         raise FormatError(f"not valid JSON ({exc})", path=p) from None
     if not isinstance(data, dict):
         raise FormatError("expected a JSON object", path=p)

@@ -34,7 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 from clinex.errors import ModelError
 from clinex.pv.types import Event, SentenceEvents
 
-__all__ = ["PVModel", "KINDS", "NAMES", "load_model", "model_id", "train", "shipped_model_dir"]
+__all__ = ["PVModel", "KINDS", "NAMES", "clear_cache", "load_model", "model_id", "train", "shipped_model_dir"]
 
 KINDS = {
     "crf": ("clinex.pv.models.crf", "CRFModel", "train_crf"),
@@ -113,6 +113,12 @@ def _fingerprint(model: Any) -> str:
     except OSError:
         return ""
     return "+" + digest[:8]
+
+
+def clear_cache() -> None:
+    """Forget every model :func:`load_model` has cached (e.g. after changing one in place,
+    as ``clinex pv gate`` does), so that the next call reads its folder again."""
+    _CACHE.clear()
 
 
 def shipped_model_dir(kind: str) -> Path | None:

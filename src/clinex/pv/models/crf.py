@@ -515,17 +515,10 @@ class CRFModel:
         ModelError
             If the model is not fitted.
         """
-        from clinex.pv.postprocess import finish
+        from clinex.pv.postprocess import finish_model
 
         texts = list(texts)
-        return finish(
-            texts,
-            self.predict_ungated(texts),
-            gate=getattr(self, "gate_", None),
-            threshold=float(self.event_threshold),
-            attribute_scope=bool(self.attribute_scope),
-            no_effect_min_prob=float(self.no_effect_min_prob),
-        )
+        return finish_model(self, texts, self.predict_ungated(texts))
 
     def predict_ungated(self, texts: Sequence[str]) -> list[tuple[list[Event], float]]:
         """Events and the CRF's own event probability per text, before the sentence gate.

@@ -460,11 +460,13 @@ class TransformerExtractor:
 
     event_threshold : float, default 0.0
         The sentence-level event decision (:mod:`clinex.pv.gate`): a sentence whose
-        event probability -- the largest, over its tokens, of ``1 - P(O)`` in the
-        trigger layer -- is below this value gets no event (not even a forced
-        trigger). 0 switches the decision off. Saved with the model;
-        :func:`train_transformer` calibrates it on the dev sentences when trained
-        with negatives (:func:`clinex.pv.gate.calibrate_threshold`).
+        event probability is below this value keeps no event (but confirmed
+        negations, :func:`clinex.pv.postprocess.finish`). The event probability is
+        the model's :class:`~clinex.pv.gate.SentenceGate` when it has one, else the
+        largest, over its tokens, of ``1 - P(O)`` in the trigger layer. 0 switches
+        the decision off. Saved with the model; :func:`train_transformer` (with
+        negatives) and ``clinex pv gate`` calibrate it
+        (:func:`clinex.pv.gate.calibrate_threshold`).
     negative_ratio : float, default 1.0
         With negatives (sentences without an event) passed to :meth:`fit`: how many
         are drawn afresh each epoch per training sentence with events (so 1.0 mixes
@@ -993,6 +995,9 @@ class TransformerExtractor:
     def predict_detailed(self, texts: list[str]) -> list[tuple[list[Event], float]]:
         """Extract events from each sentence, with the sentence's event probability.
 
+        :meth:`predict_ungated`, then :func:`clinex.pv.postprocess.finish_model`
+        (attribute scope, the sentence-level decision, the effect rule).
+
         Parameters
         ----------
         texts : list of str
@@ -1003,8 +1008,26 @@ class TransformerExtractor:
         list of (list of Event, float)
             Per text, its events with offsets into that text, ``source`` set to the
             model name and variant, ``score`` to the trigger's mean token probability;
-            and the text's event probability in [0, 1] (:mod:`clinex.pv.gate`; the
-            largest over its windows for a long text).
+            and the text's event probability in [0, 1] (the gate's when the model has
+            one, else the model's own: :mod:`clinex.pv.gate`).
+
+        Raises
+        ------
+        ModelError
+            If the model is not fitted.
+        """
+        from clinex.pv.postprocess import finish_model
+
+        texts = list(texts)
+        return finish_model(self, texts, self.predict_ungated(texts))
+
+    def predict_ungated(self, texts: list[str]) -> list[tuple[list[Event], float]]:
+        """Events and the model's own event probability per text, before the last steps.
+
+        The model's own event probability is the largest ``1 - P(O)`` of the trigger
+        layer over the text's tokens (the largest over its windows for a long text;
+        :mod:`clinex.pv.gate`); neither the gate, ``event_threshold``, the attribute
+        scope nor the effect rule is applied.
 
         Raises
         ------
@@ -1020,7 +1043,7 @@ class TransformerExtractor:
         long = {i for i, t in enumerate(toks) if len(t["input_ids"]) >= self._max_tokens()}
         if not long:
             probs: list[float] = [0.0] * len(texts)
-            return self._gated(texts, list(zip(self._predict(texts, toks, 0, probs), probs)))
+            return list(zip(self._predict(texts, toks, 0, probs), probs))
         pieces = [self._pieces(t) if i in long else [(0, t)] for i, t in enumerate(texts)]
         from clinex.pv.pipeline import shift_event
 
@@ -1037,34 +1060,7 @@ class TransformerExtractor:
         for (i, off, _), events, p in zip(flat, preds, piece_probs):
             out[i].extend(shift_event(ev, off, texts[i]) for ev in events)
             best[i] = max(best[i], p)
-        return self._gated(texts, list(zip(out, best)))
-
-    def _gated(self, texts: list[str], raw: list[tuple[list[Event], float]]) -> list[tuple[list[Event], float]]:
-        """Apply the sentence gate (when the model has one) to ungated predictions."""
-        if getattr(self, "_ungated", False):
-            return raw
-        from clinex.pv.postprocess import finish
-
-        gate = getattr(self, "gate_", None)
-        # without a gate, event_threshold was applied to the trigger layer in _predict
-        return finish(
-            texts, raw, gate=gate, threshold=float(self.event_threshold) if gate is not None else 0.0,
-            attribute_scope=bool(self.attribute_scope),
-            no_effect_min_prob=float(self.no_effect_min_prob),
-        )
-
-    def predict_ungated(self, texts: list[str]) -> list[tuple[list[Event], float]]:
-        """Events and the model's own event probability per text, before the sentence gate.
-
-        The model's own event probability is the largest ``1 - P(O)`` of the
-        trigger layer (:mod:`clinex.pv.gate`); ``event_threshold`` is not applied.
-        """
-        saved, self.event_threshold = self.event_threshold, 0.0
-        self._ungated = True
-        try:
-            return self.predict_detailed(texts)
-        finally:
-            self.event_threshold, self._ungated = saved, False
+        return list(zip(out, best))
 
     def _pieces(self, text: str) -> list[tuple[int, str]]:
         """Cut a text longer than :meth:`_max_tokens` tokens into pieces that fit.
@@ -1110,8 +1106,8 @@ class TransformerExtractor:
     ) -> list[list[Event]]:
         """Predict from tokenized texts; with ``depth`` > 0 from their cached hidden states.
 
-        ``probs``, when given (one slot per text), receives each text's event
-        probability; texts below ``event_threshold`` get no event.
+        ``probs``, when given (one slot per text), receives each text's own event
+        probability (the largest ``1 - P(O)`` of the trigger layer).
         """
         import torch
 
@@ -1156,21 +1152,15 @@ class TransformerExtractor:
                     for r, i in enumerate(idx)
                 ]
                 p_trig = trig_logits.float().softmax(-1).cpu().numpy()
-                # without a sentence gate, event_threshold applies to the trigger layer's own probability
-                own_threshold = 0.0 if getattr(self, "gate_", None) is not None else float(self.event_threshold)
-                gated: set[int] = set()
-                for r, i in enumerate(idx):
-                    valid = [t for t, (s, e) in enumerate(toks[i]["offsets"]) if e > s]
-                    p_event = float(1.0 - p_trig[r, valid, 0].min()) if valid else 0.0
-                    if probs is not None:
+                if probs is not None:
+                    for r, i in enumerate(idx):
+                        valid = [t for t, (s, e) in enumerate(toks[i]["offsets"]) if e > s]
+                        p_event = float(1.0 - p_trig[r, valid, 0].min()) if valid else 0.0
                         probs[i] = round(min(1.0, max(0.0, p_event)), 4)
-                    if p_event < own_threshold:
-                        triggers[r] = []
-                        gated.add(r)
                 forced: set[int] = set()
                 if self.trigger_fallback is not None and not all(triggers):
                     for r, i in enumerate(idx):
-                        if not triggers[r] and r not in gated:
+                        if not triggers[r]:
                             triggers[r] = self._fallback_trigger(texts[i], toks[i]["offsets"], p_trig[r])
                             forced.add(i)
                 if self.variant == "joint":
