@@ -227,6 +227,16 @@ def test_pv_gate_verb_adds_a_gate_to_the_shipped_crf(cli, shared_data: Path, tmp
     assert res.code == 0 and "(no events)" in res.stdout
 
 
+def test_pv_gate_refuses_too_few_negatives(cli, shared_data: Path, tmp_path: Path) -> None:  # noqa: ANN001
+    train, dev, _ = _small_data(shared_data, tmp_path)
+    few = tmp_path / "few.txt"
+    few.write_text("No rash was seen.\nThe patient was discharged.\n", encoding="utf-8")
+    res = cli("pv", "gate", "crf", "--train", train, "--dev", dev, "--negatives", few, "--out", tmp_path / "g")
+    assert res.code == 2
+    assert "need at least 20 sentences in both their train and dev parts" in res.stderr
+    assert not (tmp_path / "g").exists()
+
+
 def test_pv_train_negatives_needs_dev(cli, shared_data: Path, tmp_path: Path) -> None:  # noqa: ANN001
     train, _, negs = _small_data(shared_data, tmp_path)
     res = cli("pv", "train", "--train", train, "--negatives", negs, "--out", tmp_path / "m")

@@ -187,6 +187,10 @@ GATE_FEATURES: tuple[str, ...] = (
 
 _HASH_FEATURES = 2**18
 
+#: Fewest negatives in each of the ``train`` and ``dev`` parts to fit and calibrate a gate
+#: (a threshold calibrated against a handful of negatives says nothing).
+MIN_PART = 20
+
 
 @lru_cache(maxsize=1)
 def _vectorizers() -> tuple:
@@ -422,11 +426,16 @@ def fit_gate(
     Raises
     ------
     ModelError
-        If a part is empty.
+        If the negatives' train or dev part has fewer than :data:`MIN_PART` sentences.
     """
     parts = split_negatives(negatives)
-    if not parts["train"] or not parts["dev"]:
-        raise ModelError("the negatives need both a train and a dev part (see clinex.pv.gate.NEGATIVE_PARTS)")
+    if len(parts["train"]) < MIN_PART or len(parts["dev"]) < MIN_PART:
+        raise ModelError(
+            f"the negatives need at least {MIN_PART} sentences in both their train and dev parts to fit and "
+            f"calibrate a gate; got {len(parts['train'])} train, {len(parts['dev'])} dev, {len(parts['test'])} "
+            "test (parts are 65 / 15 / 20 % of the PubMed ids, or of the line numbers of plain lines: "
+            "clinex.pv.gate.NEGATIVE_PARTS)"
+        )
     positives = [s.text for s in train if s.events]
     gate = SentenceGate().fit_text(positives, [n.text for n in parts["train"]])
     dev_pos = [s for s in dev if s.events]
