@@ -240,7 +240,7 @@ def test_cli_assess_writes_all_outputs_and_skips_bad_files(cli, tmp_path, monkey
     assert "1 of 3 input(s) skipped" in res.stderr
     names = sorted(p.name for p in out.iterdir())
     assert names == [
-        "traffic_light.png", "traffic_light.svg",
+        "robvis.csv", "summary.png", "summary.svg", "traffic_light.png", "traffic_light.svg",
         "trial-2.rob.html", "trial-2.rob.json", "trial.rob.html", "trial.rob.json",
     ]  # fmt: skip
     result = read_json(out / "trial.rob.json")
@@ -253,7 +253,7 @@ def test_cli_assess_writes_all_outputs_and_skips_bad_files(cli, tmp_path, monkey
 
     ok = cli("rob", "assess", str(good), "-o", str(tmp_path / "out2"), "--model", "cues", "--no-plot", "--no-html")
     assert ok.code == 0, ok.stderr
-    assert sorted(p.name for p in (tmp_path / "out2").iterdir()) == ["trial.rob.json"]
+    assert sorted(p.name for p in (tmp_path / "out2").iterdir()) == ["robvis.csv", "trial.rob.json"]
 
     none = cli("rob", "assess", str(bad), str(tmp_path / "missing.txt"), "-o", str(tmp_path / "out3"))
     assert none.code == 2

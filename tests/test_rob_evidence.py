@@ -140,10 +140,11 @@ def test_cue_model_save_load_round_trip(tmp_path) -> None:
 def test_load_evidence_model_names(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("CLINEX_DATA", str(tmp_path))
     assert load_evidence_model("cues").kind == "cues"
-    assert load_evidence_model("auto").kind == "cues"  # no trained model yet
+    assert load_evidence_model("auto").kind == "rules"  # the shipped default
+    assert load_evidence_model("rules").name == "clinex.rob.rules.v1"
     with pytest.raises(ModelError, match="clinex rob train"):
         load_evidence_model("sentence")
-    with pytest.raises(ModelError, match="cues, sentence, auto"):
+    with pytest.raises(ModelError, match="rules, cues, sentence, auto"):
         load_evidence_model("nonsense")
 
 

@@ -28,22 +28,36 @@ def assess_cmd(
         help="Overall High when at least this many domains are Some concerns (RoB 2's optional judgement).",
     ),
     html: bool = typer.Option(True, "--html/--no-html", help="Write the HTML report of each trial."),
-    plot: bool = typer.Option(True, "--plot/--no-plot", help="Write the traffic-light plot (PNG and SVG)."),
+    plot: bool = typer.Option(
+        True, "--plot/--no-plot", help="Write the traffic-light and summary plots (PNG and SVG)."
+    ),
+    weights: str = typer.Option(
+        None, "--weights",
+        help="CSV with columns study,weight (study = output id; default weight 1) for robvis.csv and the summary plot.",
+    ),
+    force: bool = typer.Option(False, "--force", help="Replace output files of an earlier run in OUTPUT."),
 ) -> None:
-    """Assess trial reports with RoB 2 and write JSON, HTML and a traffic-light plot into OUTPUT.
+    """Assess trial reports with RoB 2 and write JSON, HTML, a robvis table and plots into OUTPUT.
 
     Per trial: OUTPUT/<id>.rob.json (every signalling question: response, judgement,
     confidence, evidence spans with page and character offsets) and OUTPUT/<id>.rob.html
     (self-contained report with the evidence highlighted); for the whole batch:
-    OUTPUT/traffic_light.png and .svg. Input files are never overwritten (a clashing
-    output name gets a -2, -3 ... suffix; the table and the plot label each trial by
-    its output id). A folder input stands for its .pdf, .txt, .xml, .html and .htm
-    files (not sub-folders), in name order. OUTPUT is not created when nothing is
-    written.
+    OUTPUT/robvis.csv (Study,D1..D5,Overall,Weight, robvis' RoB 2 template),
+    OUTPUT/traffic_light.png and .svg, and OUTPUT/summary.png and .svg (weighted share
+    of trials per judgement, per domain and overall). Input files, the --weights file
+    included, are never overwritten (a clashing output name gets a -2, -3 ... suffix;
+    the table, robvis.csv and the plots label each trial by its output id). A folder
+    input stands for its .pdf, .txt, .xml, .html and .htm files (not sub-folders), in
+    name order. OUTPUT is not created when nothing is written.
+
+    No silent overwrite: when OUTPUT already holds a file this run would write, the
+    command stops before assessing anything (exit 2, naming the first such file)
+    unless --force is given, which replaces them. All inputs are read first so that
+    the output names are known; then they are assessed.
 
     Exit status: 0 all inputs assessed; 1 some inputs could not be read or assessed
     (each reported on stderr, all others written); 2 no input could be assessed, or a
-    bad option / model (ClinexError).
+    bad option / model / weights file, or outputs exist without --force (ClinexError).
     """
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -51,52 +65,78 @@ def assess_cmd(
 
     from clinex.errors import ClinexError, InputError
     from clinex.rob.assess import assess, default_model, load_trial
-    from clinex.rob.plot import plot_traffic_light
+    from clinex.rob.plot import plot_summary, plot_traffic_light
     from clinex.rob.report import OutputNamer, write_html, write_json
+    from clinex.rob.robvis import read_weights, robvis_rows, write_robvis_csv
 
     err = Console(stderr=True, highlight=False)
-    evidence_model = default_model(model)
+    if weights is not None:
+        read_weights(weights)  # format errors now; the study names once the inputs are read
     inputs, failed = _expand_inputs(inputs, err)
     total = len(inputs) + failed  # files, plus folders without any report
-    namer = OutputNamer(output, inputs)
-    done = []
+    namer = OutputNamer(output, [*inputs, *([weights] if weights else [])])
+    batch = {"robvis": namer.path("robvis", ".csv")}
+    if plot:
+        batch["traffic_light"] = namer.paths("traffic_light", ".png", ".svg")
+        batch["summary"] = namer.paths("summary", ".png", ".svg")
+    batch_files = [batch["robvis"], *batch.get("traffic_light", ()), *batch.get("summary", ())]
+    if not force:
+        _refuse_existing(batch_files)
+    evidence_model = default_model(model)
+
+    def skipped(path, exc: Exception) -> None:
+        nonlocal failed
+        failed += 1
+        reason = str(exc) if isinstance(exc, ClinexError) else (
+            f"unexpected {type(exc).__name__} (please report)")  # a reader or model bug
+        err.print(f"skipped {path}: {reason}", markup=False, soft_wrap=True)
+
+    loaded = []  # (path, document, json path, html path, label)
+    done = []  # (result, written, label)
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=err, transient=True, disable=len(inputs) < 2,
     ) as progress:
-        task = progress.add_task("assessing", total=len(inputs))
+        task = progress.add_task("reading", total=len(inputs))
         for path in inputs:
             try:
                 document = load_trial(path)
+            except Exception as exc:  # a reader bug must not stop the batch either
+                skipped(path, exc)
+            else:
+                json_path, html_path = namer.paths(document.id, ".rob.json", ".rob.html")
+                label = json_path.name[: -len(".rob.json")]  # trial, trial-2, ...
+                loaded.append((path, document, json_path, html_path, label))
+            progress.advance(task)
+        if not loaded:
+            raise InputError(f"none of the {total} input(s) could be assessed", field="inputs")
+        if not force:
+            _refuse_existing(p for _, _, j, h, _ in loaded for p in ([j, h] if html else [j]))
+        weight_of = read_weights(weights, {lab for *_, lab in loaded}) if weights else {}
+        progress.reset(task, total=len(loaded), description="assessing")
+        for path, document, json_path, html_path, label in loaded:
+            try:
                 result = assess(
                     document, evidence_model, multiple_some_concerns_high=multiple_some_concerns_high
                 )
-                json_path, html_path = namer.paths(document.id, ".rob.json", ".rob.html")
-                label = json_path.name[: -len(".rob.json")]  # trial, trial-2, ...
                 written = [write_json(result, json_path)]
                 if html:
                     written.append(write_html(result, document, html_path))
-            except ClinexError as exc:
-                failed += 1
-                err.print(f"skipped {path}: {exc}", markup=False, soft_wrap=True)
-            except Exception as exc:  # a reader or model bug must not stop the batch
-                failed += 1
-                err.print(
-                    f"skipped {path}: unexpected {type(exc).__name__} (please report)",
-                    markup=False, soft_wrap=True,
-                )
+            except Exception as exc:
+                skipped(path, exc)
             else:
                 done.append((result, written, label))
             progress.advance(task)
     if not done:
         raise InputError(f"none of the {total} input(s) could be assessed",
                          field="inputs")
-    plots = []
+    rows = robvis_rows([r for r, _, _ in done], [lab for _, _, lab in done], weight_of)
+    batch_written = []
     if plot:
-        png_path, svg_path = namer.paths("traffic_light", ".png", ".svg")
-        png, svg = plot_traffic_light([r for r, _, _ in done], png_path, svg_path,
-                                      labels=[lab for _, _, lab in done])
-        plots = [png, svg]
+        batch_written += plot_traffic_light([r for r, _, _ in done], *batch["traffic_light"],
+                                            labels=[lab for _, _, lab in done])
+        batch_written += plot_summary(rows, None, *batch["summary"])
+    batch_written.append(write_robvis_csv(rows, batch["robvis"]))
     table = Table(title=f"RoB 2 ({done[0][0].model})")
     for col in ("Trial", "D1", "D2", "D3", "D4", "D5", "Overall"):
         table.add_column(col)
@@ -107,7 +147,7 @@ def assess_cmd(
     for _, written, _ in done:
         for p in written:
             out.print(f"wrote {p}", markup=False, soft_wrap=True)
-    for p in plots:
+    for p in batch_written:
         out.print(f"wrote {p}", markup=False, soft_wrap=True)
     if failed:
         err.print(f"{failed} of {total} input(s) skipped (see above)",
@@ -115,6 +155,16 @@ def assess_cmd(
         # SystemExit, not typer.Exit: with standalone_mode=False click returns
         # typer.Exit's code instead of raising it, and the root entry point drops it.
         raise SystemExit(1)
+
+
+def _refuse_existing(paths) -> None:
+    """Raise InputError naming the first of ``paths`` that exists (``assess`` without --force)."""
+    from clinex.errors import InputError
+
+    for p in paths:
+        if p.exists() or p.is_symlink():
+            raise InputError("output file exists; pass --force to replace the outputs of an "
+                             "earlier run, or choose another --output folder", path=p)
 
 
 #: File types a folder given to ``clinex rob assess`` is searched for.
@@ -325,3 +375,93 @@ def evaluate_cmd(
                                    f"{result.documents} documents", "Mean over SQs used", ("observed", "pabak"))
     out.print(f"{result.seconds_per_trial:.3f} s per trial to predict "
               f"({result.seconds_per_page:.4f} s per page); {result.train_seconds:.1f} s training per fold")
+
+
+@app.command("agreement")
+def agreement_cmd(
+    gold: str = typer.Argument(..., help="Expert answers: a tagtog annotator folder or a folder of *.key.yaml."),
+    pred: str = typer.Argument(None, help="Folder of *.rob.json (clinex rob assess output); omit to run --model."),
+    model: str = typer.Option(
+        None, "--model", "-m",
+        help="Run this evidence model over the gold's reports instead of reading PRED (default when PRED is absent: auto).",
+    ),
+    texts: str = typer.Option(None, "--texts", help="tagtog GOLD only: the export's plain.html/pool folder."),
+    threshold: float = typer.Option(
+        None, "--threshold", min=0.0, max=100.0,
+        help="Evidence match: rapidfuzz partial_ratio >= this (default 80).",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
+) -> None:
+    """Observed agreement of automated answers with an expert (RoBuster's PO_response, PO_extraction).
+
+    Per signalling question, per domain (pooled) and overall: n and PO_response,
+    exact (Y/PY/PN/N/NI/NA) and folded (PY -> Y, PN -> N); n and PO_extraction (a
+    predicted evidence text fuzzy-matches a gold one: partial_ratio of the
+    normalised texts >= 80); and the domain / overall judgement agreement where the
+    gold has levels. Bad key files are reported on stderr and skipped.
+    """
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    from clinex.errors import InputError
+    from clinex.rob.answer_agreement import (
+        THRESHOLD,
+        answer_agreement,
+        assess_gold,
+        load_gold,
+        load_predictions,
+    )
+
+    if pred is not None and model is not None:
+        raise InputError("give either PRED (a folder of *.rob.json) or --model, not both", field="model")
+    problems: list[str] = []
+    gold_docs = load_gold(gold, texts=texts, warnings=problems)
+    if pred is not None:
+        predictions = load_predictions(pred, warnings=problems)
+        pred_name = pred
+    else:
+        from clinex.rob.assess import default_model
+
+        name = model or "auto"
+        evidence_model = default_model(name)
+        err = Console(stderr=True)
+        with err.status(f"assessing {len(gold_docs)} documents with {name}"):
+            predictions = assess_gold(gold_docs, evidence_model, warnings=problems)
+        pred_name = f"model:{name}"
+    report = answer_agreement(gold_docs, predictions, threshold=THRESHOLD if threshold is None else threshold,
+                              gold_name=gold, predictions_name=pred_name, warnings=problems)
+    err = Console(stderr=True)
+    for w in report.warnings:
+        err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
+    if as_json:
+        typer.echo(report.model_dump_json())
+        return
+
+    def po(v: float | None) -> str:
+        return "-" if v is None else f"{v:.3f}"
+
+    out = Console(width=110, highlight=False)
+    out.print(f"Agreement of {report.predictions} with {report.gold}: {report.documents} documents, "
+              f"evidence match partial_ratio >= {report.threshold:g}", markup=False, soft_wrap=True)
+    cols = ("n", "exact", "folded", "n ev", "PO ev")
+    t = Table(box=box.SIMPLE_HEAD, title="Per domain (pooled over its SQs): PO_response exact / folded, PO_extraction, judgement PO")
+    t.add_column("Domain", no_wrap=True)
+    for c in (*cols, "n judg", "PO judg"):
+        t.add_column(c, justify="right", no_wrap=True)
+    for d in report.domains:
+        t.add_row(f"{d.domain} {d.name}", str(d.n_response), po(d.po_response_exact),
+                  po(d.po_response_folded), str(d.n_extraction), po(d.po_extraction),
+                  str(d.n_judgement), po(d.po_judgement))
+    o = report.overall
+    t.add_row("Overall", str(o.n_response), po(o.po_response_exact), po(o.po_response_folded),
+              str(o.n_extraction), po(o.po_extraction), str(o.n_judgement), po(o.po_judgement))
+    out.print(t)
+    q = Table(box=box.SIMPLE_HEAD, title="Per signalling question: PO_response exact / folded, PO_extraction")
+    q.add_column("SQ", no_wrap=True)
+    for c in cols:
+        q.add_column(c, justify="right", no_wrap=True)
+    for s in report.sqs:
+        q.add_row(s.sq, str(s.n_response), po(s.po_response_exact), po(s.po_response_folded),
+                  str(s.n_extraction), po(s.po_extraction))
+    out.print(q)

@@ -1,16 +1,23 @@
-"""robvis-style traffic-light plot of RoB 2 assessments (matplotlib, Agg backend).
+"""robvis-style plots of RoB 2 assessments (matplotlib, Agg backend).
 
-One row per trial, one column per domain D1..D5 plus Overall; each cell is a
-coloured circle with a symbol: green ``+`` Low, yellow ``!`` Some concerns, red
-``-`` High. A legend under the grid spells out the domain names and judgements.
-The figure is drawn on a :class:`matplotlib.figure.Figure` with the Agg canvas,
+:func:`plot_traffic_light`: one row per trial, one column per domain D1..D5 plus
+Overall; each cell is a coloured circle with a symbol: green ``+`` Low, yellow ``!``
+Some concerns, red ``-`` High. A legend under the grid spells out the domain names and judgements.
+
+:func:`plot_summary`: the weighted summary bar chart, one horizontal bar per domain
+(D1..D5 with their short names) and one for the overall judgement, each split into
+the weighted percentage of trials judged Low / Some concerns / High
+(:func:`clinex.rob.robvis.summary_percentages`).
+
+Each figure is drawn on a :class:`matplotlib.figure.Figure` with the Agg canvas,
 so no GUI backend and no global pyplot state are involved.
 
 References
 ----------
 McGuinness LA, Higgins JPT. Risk-of-bias VISualization (robvis): an R package and
 Shiny web app for visualizing risk-of-bias assessments. Res Synth Methods
-2021;12:55-61 (layout and "cochrane" colour palette of the traffic-light plot).
+2021;12:55-61 (layout and "cochrane" colour palette of the traffic-light and
+summary plots).
 """
 
 from __future__ import annotations
@@ -19,10 +26,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from clinex.errors import InputError
+from clinex.rob.robvis import RISKS, RobvisRow, summary_percentages
 from clinex.rob.schema import DOMAINS
 from clinex.rob.types import TrialAssessment
 
-__all__ = ["plot_traffic_light", "SYMBOLS"]
+__all__ = ["plot_traffic_light", "plot_summary", "SYMBOLS"]
 
 #: Symbol drawn in each judgement's circle.
 SYMBOLS = {"Low": "+", "Some concerns": "!", "High": "-"}
@@ -177,6 +185,109 @@ def plot_traffic_light(
             fontsize=8,
             title_fontsize=9,
         )
+        png = Path(path_png)
+        png.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(png, format="png", dpi=dpi, metadata={"Software": None})
+        svg: Path | None = None
+        if path_svg is not None:
+            svg = Path(path_svg)
+            svg.parent.mkdir(parents=True, exist_ok=True)
+            fig.savefig(svg, format="svg", metadata={"Date": None})
+    return png, svg
+
+
+#: Text colour on each judgement's bar segment (white on red reads better than black).
+_INK = {"Low": "black", "Some concerns": "black", "High": "white"}
+
+
+def plot_summary(
+    assessments_or_rows: Sequence[TrialAssessment | RobvisRow],
+    weights: Sequence[float] | None,
+    path_png: str | Path,
+    path_svg: str | Path | None = None,
+    *,
+    dpi: int = 150,
+    title: str = "Risk of bias (RoB 2): summary",
+) -> tuple[Path, Path | None]:
+    """Draw the robvis summary bar chart and save it as PNG and SVG.
+
+    One horizontal bar per domain (top to bottom D1..D5, labelled with their
+    short names) and one for the overall judgement (bold, under a rule); each bar
+    is split, left to right, into the weighted percentage of trials judged Low,
+    Some concerns and High (robvis "cochrane" colours), with the percentage
+    printed in segments of at least 6 %. The x axis runs from 0 to 100 %.
+
+    Parameters
+    ----------
+    assessments_or_rows : sequence of TrialAssessment or RobvisRow
+        At least one trial.
+    weights : sequence of float or None
+        One positive weight per trial; None for each row's ``weight`` (1 for a
+        TrialAssessment). See :func:`clinex.rob.robvis.summary_percentages`.
+    path_png : str or Path
+        PNG destination (8 x 3.6 in at ``dpi``); parent folders are created.
+    path_svg : str or Path or None, optional
+        SVG destination (vector); None to skip.
+    dpi : int, default 150
+        Resolution of the PNG.
+    title : str, default "Risk of bias (RoB 2): summary"
+
+    Returns
+    -------
+    (Path, Path or None)
+        The PNG and SVG paths written.
+
+    Raises
+    ------
+    InputError
+        No trials, or bad weights (see ``summary_percentages``).
+
+    References
+    ----------
+    McGuinness & Higgins, Res Synth Methods 2021 (robvis summary plot).
+    """
+    shares = summary_percentages(assessments_or_rows, weights)
+    n = len(assessments_or_rows)
+    if weights is None:
+        weights = [r.weight if isinstance(r, RobvisRow) else 1.0 for r in assessments_or_rows]
+    weighted = len(set(weights)) > 1
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import PercentFormatter
+
+    keys = [d.id for d in DOMAINS] + ["Overall"]
+    labels = [f"{d.id}  {d.short_name}" for d in DOMAINS] + ["Overall risk of bias"]
+    with matplotlib.rc_context({"svg.hashsalt": "clinex-rob", "svg.fonttype": "path"}):
+        fig = Figure(figsize=(8.0, 3.6), dpi=dpi, layout="constrained")
+        FigureCanvasAgg(fig)
+        ax = fig.subplots()
+        ys = list(range(len(keys)))
+        for risk in RISKS:
+            left = [sum(shares[k][r] for r in RISKS[: RISKS.index(risk)]) for k in keys]
+            widths = [shares[k][risk] for k in keys]
+            ax.barh(ys, widths, left=left, height=0.7, color=_COLOURS[risk], edgecolor="#333333",
+                    linewidth=0.6, label=risk, zorder=2)
+            for y, x0, w in zip(ys, left, widths):
+                if w >= 6.0:
+                    ax.text(x0 + w / 2, y, f"{w:.0f}%", ha="center", va="center_baseline",
+                            fontsize=9, color=_INK[risk], zorder=3)
+        ax.set_xlim(0, 100)
+        ax.set_ylim(len(keys) - 0.4, -0.6)
+        ax.set_xticks(range(0, 101, 25))
+        ax.xaxis.set_major_formatter(PercentFormatter(decimals=0))
+        ax.set_yticks(ys, labels, fontsize=9)
+        ax.get_yticklabels()[-1].set_fontweight("bold")
+        ax.axhline(len(keys) - 1.5, color="#999999", linewidth=0.8)
+        ax.grid(axis="x", color="#dddddd", linewidth=0.6, zorder=0)
+        ax.tick_params(axis="y", length=0)
+        for side in ("top", "right", "left"):
+            ax.spines[side].set_visible(False)
+        trials = f"{n} trial" + ("" if n == 1 else "s")
+        ax.set_xlabel(f"Weighted share of trials ({trials})" if weighted
+                      else f"Share of trials ({trials})", fontsize=9)
+        ax.set_title(title, fontweight="bold")
+        fig.legend(loc="outside lower center", ncol=3, frameon=False, fontsize=9)
         png = Path(path_png)
         png.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(png, format="png", dpi=dpi, metadata={"Software": None})

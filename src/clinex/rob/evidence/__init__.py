@@ -29,7 +29,7 @@ from clinex.text import Document
 __all__ = ["EvidenceModel", "load_evidence_model", "default_model_path", "MODEL_NAMES"]
 
 #: Names :func:`load_evidence_model` accepts besides a path.
-MODEL_NAMES = ("cues", "sentence", "auto")
+MODEL_NAMES = ("rules", "cues", "sentence", "auto")
 
 
 @runtime_checkable
@@ -97,16 +97,18 @@ def load_evidence_model(name: str | Path = "auto") -> EvidenceModel:
     from clinex.rob.evidence.cues import CueEvidenceModel
 
     key = str(name)
+    if key in ("rules", "auto"):
+        from clinex.rob.evidence.reasoning import RulesEvidenceModel
+
+        return RulesEvidenceModel()
     if key == "cues":
         return CueEvidenceModel()
-    if key in ("sentence", "auto"):
+    if key == "sentence":
         path = default_model_path()
         if path.is_file():
             from clinex.rob.evidence.sentence_model import SentenceEvidenceModel
 
             return SentenceEvidenceModel.load(path)
-        if key == "auto":
-            return CueEvidenceModel()
         raise ModelError(
             "no trained sentence model; run `clinex rob train CORPUS` first or pass a model path",
             path=path,

@@ -210,3 +210,43 @@ def normalise(text: str) -> str:
     'computergenerated randomisation itt '
     """
     return _NON_ALNUM.sub(" ", _HYPHEN.sub("", text.lower()))
+
+
+def normalise_with_offsets(text: str) -> tuple[str, list[int]]:
+    """:func:`normalise` and, for each character of the result, its offset in ``text``.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    (str, list of int)
+        ``normalise(text)`` and a list as long as it: ``offsets[i]`` is the index in
+        ``text`` of the character that became result character ``i`` (a space that
+        stands for a run of non-alphanumerics maps to the run's first character).
+
+    Examples
+    --------
+    >>> norm, off = normalise_with_offsets("Non-blinded, open")
+    >>> norm, [off[i] for i in (0, 3, 10, 11)]
+    ('nonblinded open', [0, 4, 11, 13])
+    """
+    out: list[str] = []
+    offsets: list[int] = []
+    i, n = 0, len(text)
+    while i < n:
+        m = _HYPHEN.match(text, i)
+        if m:
+            i = m.end()
+            continue
+        for c in text[i].lower():
+            if "0" <= c <= "9" or "a" <= c <= "z":
+                out.append(c)
+                offsets.append(i)
+            elif not out or out[-1] != " ":
+                out.append(" ")
+                offsets.append(i)
+        i += 1
+    norm = "".join(out)
+    return norm, offsets

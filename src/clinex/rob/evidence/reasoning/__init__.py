@@ -1,0 +1,13 @@
+"""RoB 2 answers by expert reasoning: data (``reasoning.yaml``) plus small named rules.
+
+* :mod:`.assertion` — negation and hedging of every cue (medspaCy ConText);
+* :mod:`.facts` — sentences with sections, pattern findings, who blinding statements
+  are about;
+* :mod:`.counts` — randomised / analysed / lost participants per arm;
+* :mod:`.rules` — one function per way an expert answers a signalling question;
+* :mod:`.model` — :class:`RulesEvidenceModel`, the shipped default evidence model.
+"""
+
+from clinex.rob.evidence.reasoning.model import RulesEvidenceModel
+
+__all__ = ["RulesEvidenceModel"]

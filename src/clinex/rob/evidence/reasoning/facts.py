@@ -1,0 +1,277 @@
+"""What a trial report states, sentence by sentence: the facts RoB 2's rules decide on.
+
+* :class:`Sentence`: a segment of the report with its section;
+* :class:`Finding`: one pattern of ``reasoning.yaml`` matching one sentence, with its
+  assertion (negated, hedged) from :mod:`~clinex.rob.evidence.reasoning.assertion`;
+* :class:`BlindingStatement`: who (participants, deliverers, assessors, analysts) a
+  blinding statement is about and whether it says they were blinded — "Outcome
+  assessors were **not** blinded" is about assessors only and says they were aware;
+  "double-blind" with nobody named covers participants, deliverers and assessors
+  (RoB 2 guidance on 2.1/2.2/4.3); "The surgeon could not be blinded, but patients and
+  assessors were." is two statements, the second elliptical (it takes the opposite
+  polarity of the first across "but").
+
+References
+----------
+Higgins JPT et al. RoB 2 full guidance document, 22 Aug 2019 (who is blinded per SQ).
+Schulz KF et al. CONSORT 2010 (item 11a: "If done, who was blinded after assignment").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from clinex.io.textfile import parse_yaml
+from clinex.rob.evidence.reasoning.assertion import AFFIRMED, Assertion, AssertionScope
+
+__all__ = ["Sentence", "Finding", "BlindingStatement", "ReasoningData", "load_reasoning_data",
+           "find", "blinding_statements", "ACTORS"]
+
+#: Who a blinding statement can be about, in RoB 2's terms.
+ACTORS = ("participants", "deliverers", "assessors", "analysts")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One segment of a report.
+
+    Attributes
+    ----------
+    index : int
+        Position in the report (0-based).
+    start, end : int
+        Offsets into ``Document.text`` (half-open).
+    text : str
+    section : str
+        ``clinex.rob.sections`` label (``"methods"``, ``"results"`` ...; ``"front"``
+        before the first heading).
+    """
+
+    index: int
+    start: int
+    end: int
+    text: str
+    section: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A named pattern matching a sentence.
+
+    Attributes
+    ----------
+    name : str
+        The pattern's key in ``reasoning.yaml``.
+    sentence : Sentence
+    start, end : int
+        The match, offsets into ``sentence.text``.
+    assertion : Assertion
+    """
+
+    name: str
+    sentence: Sentence
+    start: int
+    end: int
+    assertion: Assertion = AFFIRMED
+
+    @property
+    def affirmed(self) -> bool:
+        """Neither negated nor hedged."""
+        return not (self.assertion.negated or self.assertion.hedged)
+
+
+@dataclass(frozen=True)
+class BlindingStatement:
+    """A statement on whether one kind of person knew the allocation.
+
+    Attributes
+    ----------
+    actor : str
+        One of :data:`ACTORS`.
+    blinded : bool
+        True: unaware of the allocation; False: aware.
+    hedged : bool
+    implied : bool
+        From a design label ("double-blind", "open-label") with nobody named.
+    concept : str
+        The blinding concept's id in ``reasoning.yaml``.
+    sentence : Sentence
+    """
+
+    actor: str
+    blinded: bool
+    hedged: bool
+    implied: bool
+    concept: str
+    sentence: Sentence
+
+
+def _clean(pattern: str) -> str:
+    return re.sub(r"\n\s*", "", pattern).strip()
+
+
+class ReasoningData:
+    """The compiled ``reasoning.yaml``.
+
+    Parameters
+    ----------
+    data : dict
+        The file's content.
+
+    Attributes
+    ----------
+    name : str
+    sections : dict of str to list of str
+    thresholds : dict of str to float
+    patterns : dict of str to re.Pattern
+    actors : dict of str to re.Pattern
+    actor_also : dict of str to tuple of str
+    blinding : list of (dict, re.Pattern)
+
+    Raises
+    ------
+    re.error
+        A pattern that does not compile.
+    """
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.name = str(data.get("name", "clinex.rob.rules"))
+        self.sections = {str(k): list(v) for k, v in data["sections"].items()}
+        self.thresholds = {k: float(v) for k, v in data["thresholds"].items()}
+        self.actors = {k: re.compile(_clean(v), re.I) for k, v in data["actors"].items()}
+        self.actor_also = {k: tuple(v) for k, v in (data.get("actor_also") or {}).items()}
+        self.blinding = [(c, re.compile(_clean(c["pattern"]), re.I)) for c in data["blinding"]]
+        skip = {"version", "name", "sections", "thresholds", "actors", "actor_also", "blinding"}
+        self.patterns = {k: re.compile(_clean(v), re.I) for k, v in data.items()
+                         if k not in skip and isinstance(v, str)}
+
+    def rank(self, sq: str, section: str) -> int:
+        """Reading order of ``section`` for SQ ``sq`` (0 first; unlisted sections last)."""
+        order = self.sections.get(sq, [])
+        return order.index(section) if section in order else len(order)
+
+
+@lru_cache(maxsize=4)
+def load_reasoning_data(name: str = "reasoning.yaml") -> ReasoningData:
+    """Read a packaged reasoning file (``clinex/resources/rob/<name>``), once per process."""
+    raw = resources.files("clinex.resources").joinpath("rob", name).read_text("utf-8")
+    return ReasoningData(parse_yaml(raw, path=f"clinex/resources/rob/{name}"))
+
+
+def find(data: ReasoningData, scope: AssertionScope, name: str,
+         sentences: list[Sentence]) -> list[Finding]:
+    """Every sentence matching pattern ``name``, with the first match's assertion.
+
+    Parameters
+    ----------
+    data : ReasoningData
+    scope : AssertionScope
+    name : str
+        A pattern key of ``reasoning.yaml``.
+    sentences : list of Sentence
+
+    Returns
+    -------
+    list of Finding
+        One per matching sentence, in text order.
+
+    Raises
+    ------
+    KeyError
+        Unknown pattern name.
+    """
+    pat = data.patterns[name]
+    out = []
+    for s in sentences:
+        m = pat.search(s.text)
+        if m:
+            (a,) = scope.check(s.text, [(m.start(), m.end())])
+            out.append(Finding(name, s, m.start(), m.end(), a))
+    return out
+
+
+_CLAUSE = re.compile(r";|\b(?:but|however|whereas|while|whilst|although|though)\b", re.I)
+_CONTRAST = re.compile(r"^\W*(?:but|however|whereas|while|whilst|although|though)\b", re.I)
+_ELLIPSIS = re.compile(r"\b(?:were|was|did|had|are|is)(?: not| too| also| as well)?\s*[.,;:)]*\s*$", re.I)
+_NEG_WORD = re.compile(r"\b(?:not|no|never|neither|nor)\b|n't\b", re.I)
+_NEITHER = re.compile(r"^\W*(?:and )?(?:neither|nor)\b", re.I)
+
+
+def _clauses(text: str) -> list[tuple[int, int]]:
+    cuts = [0] + [m.start() for m in _CLAUSE.finditer(text)] + [len(text)]
+    return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
+
+
+def _actors_in(data: ReasoningData, text: str) -> list[str]:
+    found = []
+    for actor, pat in data.actors.items():
+        for m in pat.finditer(text):
+            word = m.group(0).lower()
+            extra = data.actor_also.get(word)
+            for a in extra or (actor,):
+                if a not in found:
+                    found.append(a)
+    return found
+
+
+def blinding_statements(data: ReasoningData, scope: AssertionScope,
+                        sentences: list[Sentence]) -> list[BlindingStatement]:
+    """Who was (not) blinded, per sentence (see the module docstring).
+
+    Parameters
+    ----------
+    data : ReasoningData
+    scope : AssertionScope
+    sentences : list of Sentence
+
+    Returns
+    -------
+    list of BlindingStatement
+        In text order.
+    """
+    out: list[BlindingStatement] = []
+    for s in sentences:
+        matches: list[tuple[dict, int, int]] = []
+        for concept, pat in data.blinding:
+            for m in pat.finditer(s.text):
+                if any(m.start() < e and b < m.end() for _, b, e in matches):
+                    continue
+                matches.append((concept, m.start(), m.end()))
+        if not matches:
+            continue
+        matches.sort(key=lambda x: x[1])
+        assertions = scope.check(s.text, [(b, e) for _, b, e in matches])
+        prev: bool | None = None
+        clauses = _clauses(s.text)
+        for cs, ce in clauses:
+            clause = s.text[cs:ce]
+            here = [(c, b, e, a) for (c, b, e), a in zip(matches, assertions) if cs <= b < ce]
+            named = _actors_in(data, clause)
+            if not here:
+                if prev is not None and named and _ELLIPSIS.search(clause):
+                    negated = bool(_NEG_WORD.search(clause))
+                    if _NEITHER.search(clause):
+                        value = False if prev is False else not prev
+                    elif _CONTRAST.search(clause):
+                        value = prev if negated else not prev
+                    else:
+                        value = (not prev) if negated else prev
+                    out.extend(BlindingStatement(a, value, False, False, "ellipsis", s) for a in named)
+                    prev = value
+                continue
+            for concept, _b, _e, a in here:
+                value = bool(concept["blinded"]) != a.negated
+                implied = bool(concept.get("implied")) and not named
+                actors = named or list(concept.get("actors") or [])
+                if not actors:
+                    # "Blinding was not possible": nobody named, about those who could
+                    # have been blinded (RoB 2 guidance reads it for 2.1 and 2.2).
+                    actors, implied = ["participants", "deliverers"], True
+                for actor in actors:
+                    out.append(BlindingStatement(actor, value, a.hedged, implied, concept["id"], s))
+                prev = value
+    return out

@@ -1,0 +1,219 @@
+"""The rules evidence model: RoB 2 answers by expert reasoning, every answer with its rule.
+
+:class:`RulesEvidenceModel` reads a report once — sentences with their sections, the
+blinding statements and who they are about, the participant flow — and answers the
+22 signalling questions in RoB 2 order with the named rules of
+:mod:`~clinex.rob.evidence.reasoning.rules` (data: ``resources/rob/reasoning.yaml``).
+A question whose condition ("If Y/PY to ...") is not met is NA. A question no rule
+decides falls back on the cue lexicon (``cues.yaml``), each cue checked for negation
+and hedging first (a negated cue is dropped, a hedged one is weakened to PY/PN); a
+question without any evidence is NI.
+
+Every answer's first evidence span is the sentence that decided it, with the source
+``clinex.rob.rules.v1:<sq>/<rule>``; up to ``max_evidence - 1`` further sentences are
+cue matches for the same SQ that point the same way (never a statement about other
+people: 2.1 cites only statements about participants, 2.2 about carers and
+deliverers, 4.3 about outcome assessors).
+
+References
+----------
+Sterne JAC et al. RoB 2. BMJ 2019;366:l4898. Higgins JPT et al. RoB 2 full guidance
+document, 22 Aug 2019. Dhrangadhariya A et al. RoBuster. Database 2023 (placards).
+"""
+
+from __future__ import annotations
+
+import bisect
+from pathlib import Path
+
+from clinex.errors import InputError, SchemaError
+from clinex.rob.evidence.cues import CueEvidenceModel, compile_pattern
+from clinex.rob.evidence.reasoning.assertion import default_scope
+from clinex.rob.evidence.reasoning.counts import find_counts, flow
+from clinex.rob.evidence.reasoning.facts import Sentence, blinding_statements, load_reasoning_data
+from clinex.rob.evidence.reasoning.rules import Context, Decision, decide
+from clinex.rob.evidence.response import SQ_IDS, answer_from_votes, judgement_of
+from clinex.rob.evidence.segment import normalise_with_offsets, segment_document
+from clinex.rob.schema import fold_response
+from clinex.rob.types import Evidence, SQAnswer
+from clinex.text import Document, Span
+
+__all__ = ["RulesEvidenceModel"]
+
+_BLINDING_ACTOR = {"2.1": ("participants",), "2.2": ("deliverers",), "4.3": ("assessors", "participants")}
+
+
+class RulesEvidenceModel:
+    """RoB 2 answers from named rules over the report's facts (see the module docstring).
+
+    Parameters
+    ----------
+    max_evidence : int, default 2
+        Most evidence sentences per SQ (the deciding one first).
+    max_chars : int, default 500
+        Longest segment (see :func:`~clinex.rob.evidence.segment.segment_text`).
+
+    Raises
+    ------
+    SchemaError
+        ``max_evidence`` < 1.
+
+    Examples
+    --------
+    >>> from clinex.text import Document
+    >>> text = "Outcome assessors were not blinded to group allocation."
+    >>> ans = RulesEvidenceModel().predict(Document(id="t", text=text))
+    >>> ans["4.3"].response, ans["4.3"].evidence[0].source
+    ('Y', 'clinex.rob.rules.v1:4.3/assessors_aware')
+    >>> ans["2.1"].response, ans["2.1"].evidence
+    ('NI', ())
+    """
+
+    kind = "rules"
+
+    def __init__(self, *, max_evidence: int = 2, max_chars: int = 500) -> None:
+        if max_evidence < 1:
+            raise SchemaError("max_evidence must be >= 1", field="max_evidence")
+        self.max_evidence = max_evidence
+        self.max_chars = max_chars
+        self.data_ = load_reasoning_data()
+        self.cues_ = CueEvidenceModel(max_chars=max_chars)
+        self._compiled = {sq: [(compile_pattern(r.pattern), r) for r in rules]
+                          for sq, rules in self.cues_.lexicon_.sqs.items()}
+
+    @property
+    def name(self) -> str:
+        """Versioned model name."""
+        return self.data_.name
+
+    # ------------------------------------------------------------------ reading
+
+    def _sentences(self, document: Document) -> list[Sentence]:
+        sections = list(document.sections)
+        if not sections:
+            from clinex.rob.sections import detect_sections
+
+            sections = detect_sections(document)
+        starts = [s.start for s in sections]
+        out = []
+        for i, (start, end) in enumerate(segment_document(document, max_chars=self.max_chars)):
+            k = bisect.bisect_right(starts, start) - 1
+            label = sections[k].label if k >= 0 and start < sections[k].end + 1 else "front"
+            out.append(Sentence(i, start, end, document.text[start:end], label or "front"))
+        return out
+
+    def _cue_votes(self, sentences: list[Sentence]) -> dict[str, list[tuple[Sentence, str, float, str]]]:
+        """Cue matches per SQ after assertion: (sentence, response, weight, rule id)."""
+        scope = default_scope()
+        votes: dict[str, list[tuple[Sentence, str, float, str]]] = {sq: [] for sq in SQ_IDS}
+        for s in sentences:
+            norm, offsets = normalise_with_offsets(s.text)
+            hits = []
+            for sq, compiled in self._compiled.items():
+                best = None
+                for pattern, rule in compiled:
+                    m = pattern.search(norm)
+                    if m and (best is None or rule.weight > best[1].weight):
+                        best = (m, rule)
+                if best is not None:
+                    m, rule = best
+                    a = offsets[m.start()] if m.start() < len(offsets) else 0
+                    b = offsets[m.end() - 1] + 1 if m.end() - 1 < len(offsets) else len(s.text)
+                    hits.append((sq, rule, (a, max(b, a + 1))))
+            if not hits:
+                continue
+            asserted = scope.check(s.text, [h[2] for h in hits])
+            for (sq, rule, _), a in zip(hits, asserted):
+                if a.negated:
+                    continue
+                response, weight = rule.response, rule.weight
+                if a.hedged:
+                    response = {"Y": "PY", "N": "PN"}.get(response, response)
+                    weight *= 0.8
+                votes[sq].append((s, response, weight, rule.id))
+        return votes
+
+    # ------------------------------------------------------------------ answering
+
+    def _evidence(self, document: Document, s: Sentence, sq: str, score: float, source: str) -> Evidence:
+        return Evidence(
+            span=Span.from_offsets(document.text, (s.start, s.end), label=sq, score=score, source=source),
+            page=document.page_of(s.start), score=score, source=source,
+        )
+
+    def predict(self, document: Document) -> dict[str, SQAnswer]:
+        """Answer all 22 SQs for one document.
+
+        Parameters
+        ----------
+        document : Document
+
+        Returns
+        -------
+        dict of str to SQAnswer
+            Keyed by SQ id in RoB 2 order; non-asked questions NA, questions without
+            evidence NI.
+        """
+        sentences = self._sentences(document)
+        scope = default_scope()
+        counts = [c for s in sentences for c in find_counts(s.text, s.start)]
+        fl = flow(counts)
+        by_start = {s.start: s for s in sentences}
+        flow_sents = [by_start[a] for a, _ in fl.evidence if a in by_start]
+        ctx = Context(self.data_, scope, sentences, blinding_statements(self.data_, scope, sentences), fl, flow_sents)
+        votes = self._cue_votes(sentences)
+        answers: dict[str, SQAnswer] = {}
+        for sq in SQ_IDS:
+            d = decide(ctx, sq)
+            ans = self._answer(document, ctx, sq, d, votes[sq])
+            ctx.answers[sq] = ans.response
+            answers[sq] = ans
+        return answers
+
+    def _answer(self, document: Document, ctx: Context, sq: str, d: Decision | None,
+                votes: list[tuple[Sentence, str, float, str]]) -> SQAnswer:
+        cue_name = self.cues_.name
+        if sq in _BLINDING_ACTOR:
+            actors = _BLINDING_ACTOR[sq]
+            about = {b.sentence.index for b in ctx.blinding if b.actor in actors}
+            anyone = {b.sentence.index for b in ctx.blinding}
+            votes = [v for v in votes if v[0].index in about or v[0].index not in anyone]
+        if d is None:
+            if not votes:
+                return SQAnswer(sq=sq, response="NI", confidence=0.5)
+            ranked = sorted(votes, key=lambda v: (-v[2], v[0].index))[: self.max_evidence]
+            evidence = [self._evidence(document, s, sq, w, f"{cue_name}:{sq}/{rid}") for s, _, w, rid in ranked]
+            return answer_from_votes(sq, evidence, [(r, w) for _, r, w, _ in ranked])
+        source = f"{self.name}:{sq}/{d.rule}"
+        evidence = [self._evidence(document, s, sq, d.weight, source) for s in d.sentences[: self.max_evidence]]
+        used = {s.index for s in d.sentences}
+        if d.response not in ("NA", "NI"):
+            direction = fold_response(d.response)
+            for s, r, w, rid in sorted(votes, key=lambda v: (-v[2], v[0].index)):
+                if len(evidence) >= self.max_evidence:
+                    break
+                if s.index in used or r == "NI" or fold_response(r) != direction:
+                    continue
+                used.add(s.index)
+                evidence.append(self._evidence(document, s, sq, min(w, d.weight), f"{cue_name}:{sq}/{rid}"))
+        response = d.response
+        return SQAnswer(sq=sq, response=response,  # type: ignore[arg-type]
+                        judgement=judgement_of(sq, response) if response not in ("NA", "NI") else None,  # type: ignore[arg-type]
+                        confidence=d.weight, evidence=tuple(evidence))
+
+    def save(self, path: str | Path) -> Path:
+        """Write the model's settings as YAML (``kind: rules``); the rules ship with clinex.
+
+        Raises
+        ------
+        InputError
+            ``path`` exists.
+        """
+        import yaml
+
+        p = Path(path)
+        if p.exists():
+            raise InputError("file exists; refusing to overwrite", path=p)
+        p.write_text(yaml.safe_dump({"kind": "rules", "name": self.name, "max_evidence": self.max_evidence,
+                                     "max_chars": self.max_chars}, sort_keys=False), encoding="utf-8")
+        return p

@@ -1,0 +1,602 @@
+"""Named rule functions, one small function per way an expert answers a signalling question.
+
+Each rule reads the report's facts (:class:`Context`) and either decides the SQ — a
+:class:`Decision` with the response, the rule's name and the sentences that decided
+it — or returns None and leaves the SQ to the next rule. :data:`RULES` lists the
+rules per SQ in the order they are tried; the first decision wins. The rules follow
+RoB 2's guidance per question (Higgins et al., full guidance document, 22 Aug 2019)
+and the RoBuster placards (Dhrangadhariya et al., Database 2023):
+
+* **1.1** a predictable sequence (alternation, dates, day of admission, record
+  numbers) is N; a random component named (computer, random-number table,
+  minimisation, blocks) is Y; "randomised" with no method is NI (guidance: "the only
+  information is that the study is randomized").
+* **1.2** a predictable sequence is N (the allocation can be foreseen); central /
+  web / pharmacy allocation or sealed opaque sequentially numbered envelopes are Y;
+  other envelopes or "allocation was concealed" PY; a known or open list N.
+* **1.3** baseline imbalance stated (not negated) Y; balanced / no important
+  differences N.
+* **2.1 / 2.2 / 4.3** from who the blinding statements are about
+  (:func:`~clinex.rob.evidence.reasoning.facts.blinding_statements`): an explicit
+  statement about that kind of person wins over a design label; a self-reported
+  outcome makes the participant the outcome assessor (guidance on 4.3).
+* **2.3–2.5** deviations arising from the trial context (crossover, contamination)
+  Y, "no crossover" / "all received the allocated intervention" N; balance by group.
+* **2.6 / 2.7** intention-to-treat Y (unless per-protocol is the primary analysis);
+  per-protocol, as-treated, completers or post-randomisation exclusions N; 2.7 from
+  the share excluded (threshold ``excluded_share``).
+* **3.1–3.4** the participant flow (:mod:`~clinex.rob.evidence.reasoning.counts`):
+  outcome data for >= ``complete_share`` (95 %) of the randomised is Y (RoBuster
+  placard), fewer N; robust sensitivity analyses Y for 3.2; reasons related to
+  health Y for 3.3, unrelated PN; differential missingness (``differential_points``)
+  Y for 3.4.
+* **4.1–4.5** the primary outcome's kind: objective (mortality, laboratory) or
+  subjective (scales, ratings, self-report).
+* **5.1–5.3** registration and analysis plan; selective reporting of measures or
+  analyses.
+
+A question RoB 2 does not ask given the earlier answers ("If Y/PY to ...") is NA.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from clinex.rob.algorithm import is_applicable
+from clinex.rob.evidence.reasoning.assertion import AssertionScope
+from clinex.rob.evidence.reasoning.counts import Flow
+from clinex.rob.evidence.reasoning.facts import (
+    BlindingStatement,
+    Finding,
+    ReasoningData,
+    Sentence,
+    find,
+)
+
+__all__ = ["Decision", "Context", "RULES", "decide"]
+
+_YES = ("Y", "PY")
+_NO = ("N", "PN")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A rule's answer to one SQ.
+
+    Attributes
+    ----------
+    response : str
+        Y, PY, PN, N or NI.
+    rule : str
+        The rule's name (provenance ``<model>:<sq>/<rule>``).
+    sentences : tuple of Sentence
+        The deciding sentences (empty only for NA).
+    weight : float
+        Confidence in (0, 1].
+    """
+
+    response: str
+    rule: str
+    sentences: tuple[Sentence, ...] = ()
+    weight: float = 0.8
+
+
+@dataclass
+class Context:
+    """What the rules of one document read.
+
+    Attributes
+    ----------
+    data : ReasoningData
+    scope : AssertionScope
+    sentences : list of Sentence
+    blinding : list of BlindingStatement
+    flow : Flow
+    flow_sentences : list of Sentence
+    answers : dict of str to str
+        Responses decided so far (RoB 2 order), for the conditional questions.
+    """
+
+    data: ReasoningData
+    scope: AssertionScope
+    sentences: list[Sentence]
+    blinding: list[BlindingStatement]
+    flow: Flow
+    flow_sentences: list[Sentence]
+    answers: dict[str, str] = field(default_factory=dict)
+    _cache: dict[str, list[Finding]] = field(default_factory=dict)
+
+    def find(self, name: str, sq: str | None = None) -> list[Finding]:
+        """Findings of pattern ``name``, in the SQ's section reading order when given."""
+        if name not in self._cache:
+            self._cache[name] = find(self.data, self.scope, name, self.sentences)
+        found = self._cache[name]
+        if sq is None:
+            return found
+        return sorted(found, key=lambda f: (self.data.rank(sq, f.sentence.section), f.sentence.index))
+
+    def first(self, name: str, sq: str, *, affirmed: bool | None = True) -> Finding | None:
+        """The first finding in reading order; ``affirmed`` True/False filters on negation."""
+        for f in self.find(name, sq):
+            if affirmed is None or f.assertion.negated != affirmed:
+                return f
+        return None
+
+
+def _d(response: str, rule: str, *found: Finding | Sentence | None, weight: float = 0.8,
+       hedged: bool = False) -> Decision:
+    sents = tuple(x.sentence if isinstance(x, Finding) else x for x in found if x is not None)
+    if hedged:
+        response = {"Y": "PY", "N": "PN"}.get(response, response)
+        weight *= 0.8
+    return Decision(response, rule, sents, weight)
+
+
+def _hedged(*found: Finding | None) -> bool:
+    return any(f is not None and f.assertion.hedged for f in found)
+
+
+# ---------------------------------------------------------------- domain 1
+
+
+def predictable_sequence(ctx: Context, sq: str) -> Decision | None:
+    """1.1 N and 1.2 N: alternation, dates, day of admission, record numbers (guidance 1.1/1.2)."""
+    f = ctx.first("sequence_predictable", sq)
+    return _d("N", "predictable_sequence", f, weight=0.9) if f else None
+
+
+def random_component(ctx: Context, sq: str) -> Decision | None:
+    """1.1 Y: a random component is named (computer, random-number table, minimisation)."""
+    f = ctx.first("sequence_random", sq)
+    return _d("Y", "random_component", f, weight=0.9, hedged=_hedged(f)) if f else None
+
+
+def randomised_no_method(ctx: Context, sq: str) -> Decision | None:
+    """1.1 NI: only "randomised" is said (guidance 1.1: answer No information)."""
+    f = ctx.first("randomised_only", sq)
+    return _d("NI", "randomised_no_method", f, weight=0.5) if f else None
+
+
+def concealment_inadequate(ctx: Context, sq: str) -> Decision | None:
+    """1.2 N: an open list, translucent envelopes, foreseeable assignments; or "not concealed"."""
+    f = ctx.first("concealment_inadequate", sq)
+    if f:
+        return _d("N", "concealment_inadequate", f, weight=0.9)
+    for name in ("concealment_statement", "concealment_adequate", "concealment_envelopes"):
+        g = ctx.first(name, sq, affirmed=False)
+        if g is not None:
+            return _d("N", f"{name}_negated", g, weight=0.85)
+    return None
+
+
+def concealment_adequate(ctx: Context, sq: str) -> Decision | None:
+    """1.2 Y: central / web / pharmacy allocation, sealed opaque sequentially numbered envelopes."""
+    f = ctx.first("concealment_adequate", sq)
+    return _d("Y", "concealment_adequate", f, weight=0.9, hedged=_hedged(f)) if f else None
+
+
+def concealment_partial(ctx: Context, sq: str) -> Decision | None:
+    """1.2 PY: envelopes without all safeguards, or "allocation was concealed" with no method."""
+    for name in ("concealment_envelopes", "concealment_statement"):
+        f = ctx.first(name, sq)
+        if f:
+            return _d("PY", name, f, weight=0.7)
+    return None
+
+
+def baseline_imbalance(ctx: Context, sq: str) -> Decision | None:
+    """1.3 Y: an imbalance at baseline is stated; N when it is negated ("no imbalance")."""
+    f = ctx.first("baseline_imbalance", sq, affirmed=None)
+    if f is None:
+        return None
+    if f.assertion.negated:
+        return _d("N", "baseline_imbalance_negated", f, weight=0.75)
+    return _d("Y", "baseline_imbalance", f, weight=0.75, hedged=_hedged(f))
+
+
+def baseline_balanced(ctx: Context, sq: str) -> Decision | None:
+    """1.3 N: baseline characteristics similar / no important differences."""
+    f = ctx.first("baseline_balanced", sq)
+    return _d("N", "baseline_balanced", f, weight=0.8, hedged=_hedged(f)) if f else None
+
+
+# ---------------------------------------------------------------- blinding
+
+
+def _statement(ctx: Context, sq: str, actor: str) -> BlindingStatement | None:
+    cands = [b for b in ctx.blinding if b.actor == actor]
+    if not cands:
+        return None
+    return min(cands, key=lambda b: (b.implied, ctx.data.rank(sq, b.sentence.section),
+                                     b.blinded, b.sentence.index))
+
+
+def _aware(ctx: Context, sq: str, actor: str, rule: str) -> Decision | None:
+    b = _statement(ctx, sq, actor)
+    if b is None:
+        return None
+    response = "N" if b.blinded else "Y"
+    name = f"{rule}_{'blinded' if b.blinded else 'aware'}{'_implied' if b.implied else ''}"
+    return _d(response, name, b.sentence, weight=0.75 if b.implied else 0.9, hedged=b.hedged)
+
+
+def participants_aware(ctx: Context, sq: str) -> Decision | None:
+    """2.1: the blinding statements about participants (RoB 2 guidance 2.1)."""
+    return _aware(ctx, sq, "participants", "participants")
+
+
+def deliverers_aware(ctx: Context, sq: str) -> Decision | None:
+    """2.2: the blinding statements about carers and people delivering the interventions."""
+    return _aware(ctx, sq, "deliverers", "deliverers")
+
+
+def unblindable_comparison(ctx: Context, sq: str) -> Decision | None:
+    """2.1/2.2 PY: behavioural, surgical or physiotherapy intervention vs usual care or waiting list."""
+    f = ctx.first("unblindable", sq)
+    return _d("PY", "unblindable_comparison", f, weight=0.6) if f else None
+
+
+def placebo_controlled(ctx: Context, sq: str) -> Decision | None:
+    """2.1/2.2 PN: a matching placebo or sham (guidance: blinding is then likely)."""
+    f = ctx.first("placebo", sq)
+    return _d("PN", "placebo_controlled", f, weight=0.6) if f else None
+
+
+# ---------------------------------------------------------------- domain 2
+
+
+def deviation_none(ctx: Context, sq: str) -> Decision | None:
+    """2.3 N: everyone received the allocated intervention, or "no crossover"."""
+    f = ctx.first("deviation_none", sq)
+    if f:
+        return _d("N", "received_as_allocated", f, weight=0.8)
+    g = ctx.first("deviation", sq, affirmed=False)
+    return _d("N", "deviation_negated", g, weight=0.8) if g else None
+
+
+def deviation_context(ctx: Context, sq: str) -> Decision | None:
+    """2.3 Y: crossover, contamination or switching arising from the trial context."""
+    f = ctx.first("deviation", sq)
+    return _d("Y", "deviation_reported", f, weight=0.75, hedged=_hedged(f)) if f else None
+
+
+def deviation_affects(ctx: Context, sq: str) -> Decision | None:
+    """2.4 PY: deviations in the trial context are reported (guidance: likely to affect
+    the outcome unless the report shows otherwise)."""
+    f = ctx.first("deviation", sq)
+    return _d("PY", "deviation_likely_affects", f, weight=0.6) if f else None
+
+
+def deviation_balance(ctx: Context, sq: str) -> Decision | None:
+    """2.5: deviations balanced between groups Y; in one group or unequal N."""
+    for f in ctx.find("deviation", sq):
+        s = f.sentence
+        txt = s.text
+        if ctx.data.patterns["deviation_unbalanced"].search(txt):
+            return _d("N", "deviation_unbalanced", s, weight=0.7)
+        if ctx.data.patterns["deviation_balanced"].search(txt):
+            return _d("Y", "deviation_balanced", s, weight=0.7)
+    return None
+
+
+def per_protocol_primary(ctx: Context, sq: str) -> Decision | None:
+    """2.6 N: per-protocol / as-treated / completers, or exclusions after randomisation,
+    and intention-to-treat is not the primary analysis."""
+    f = ctx.first("per_protocol", sq)
+    if f is None:
+        return None
+    itt = ctx.first("itt", sq)
+    if itt is not None and (ctx.first("itt_primary", sq) is not None or itt.sentence.index <= f.sentence.index):
+        if "primary" not in f.sentence.text.lower() or itt.sentence is f.sentence:
+            return None
+    return _d("N", "per_protocol_analysis", f, weight=0.85)
+
+
+def itt_analysis(ctx: Context, sq: str) -> Decision | None:
+    """2.6 Y: intention-to-treat, or participants analysed in the groups they were
+    randomised to; N when negated; modified ITT PY."""
+    f = ctx.first("itt", sq, affirmed=None)
+    if f is None:
+        return None
+    if f.assertion.negated:
+        return _d("N", "itt_negated", f, weight=0.8)
+    if ctx.first("mitt", sq):
+        return _d("PY", "modified_itt", ctx.first("mitt", sq), weight=0.7)
+    return _d("Y", "intention_to_treat", f, weight=0.9, hedged=_hedged(f))
+
+
+def all_analysed(ctx: Context, sq: str) -> Decision | None:
+    """2.6 Y: the analysed numbers equal the randomised numbers."""
+    fl = ctx.flow
+    if fl.randomised and fl.analysed == fl.randomised:
+        return _d("Y", "all_randomised_analysed", *ctx.flow_sentences, weight=0.75)
+    return None
+
+
+def exclusion_share(ctx: Context, sq: str) -> Decision | None:
+    """2.7 from the share of randomised participants left out of the analysis
+    (> ``excluded_share``: Y, else N; clinex's threshold, RoB 2 gives none)."""
+    share = ctx.flow.share
+    if share is None:
+        return None
+    limit = ctx.data.thresholds["excluded_share"]
+    if 1 - share > limit:
+        return _d("Y", "substantial_exclusions", *ctx.flow_sentences, weight=0.75)
+    return _d("N", "few_exclusions", *ctx.flow_sentences, weight=0.7)
+
+
+# ---------------------------------------------------------------- domain 3
+
+
+def complete_share(ctx: Context, sq: str) -> Decision | None:
+    """3.1 from numbers: outcome data for >= ``complete_share`` of the randomised (RoBuster
+    placard: 95 %) Y, else N."""
+    share = ctx.flow.share
+    if share is None:
+        return None
+    if share >= ctx.data.thresholds["complete_share"]:
+        return _d("Y", "outcome_data_95pct", *ctx.flow_sentences, weight=0.9)
+    return _d("N", "outcome_data_below_95pct", *ctx.flow_sentences, weight=0.9)
+
+
+def complete_statement(ctx: Context, sq: str) -> Decision | None:
+    """3.1 Y: "all participants completed", "no losses to follow-up"."""
+    f = ctx.first("complete_all", sq)
+    return _d("Y", "complete_follow_up", f, weight=0.85, hedged=_hedged(f)) if f else None
+
+
+def robust_to_missing(ctx: Context, sq: str) -> Decision | None:
+    """3.2 Y: sensitivity analyses / imputation show the result is robust (guidance 3.2)."""
+    f = ctx.first("robust", sq)
+    return _d("Y", "robust_sensitivity_analysis", f, weight=0.8) if f else None
+
+
+def no_robustness_evidence(ctx: Context, sq: str) -> Decision | None:
+    """3.2 N: data are missing (3.1 N/PN) and nothing shows the result is not biased
+    (naive methods such as LOCF or complete-case analysis cited when present)."""
+    if ctx.answers.get("3.1") not in _NO:
+        return None
+    f = ctx.first("naive_missing", sq)
+    return _d("N", "no_evidence_not_biased", f or (ctx.flow_sentences[0] if ctx.flow_sentences else None),
+              weight=0.7)
+
+
+_MISSING_WORDS = ("lost", "withdr", "dropped", "drop-out", "dropout", "discontinu", "missing",
+                  "did not complete", "did not attend", "did not return", "excluded", "reasons")
+
+
+def _reason_sentences(ctx: Context, sq: str, name: str) -> list[Finding]:
+    return [f for f in ctx.find(name, sq)
+            if f.affirmed and any(w in f.sentence.text.lower() for w in _MISSING_WORDS)]
+
+
+def health_reasons(ctx: Context, sq: str) -> Decision | None:
+    """3.3 Y / 3.4 PY: losses for reasons related to health (adverse events, lack of
+    efficacy, deterioration; guidance 3.3)."""
+    found = _reason_sentences(ctx, sq, "missing_reason_health")
+    if not found:
+        return None
+    if sq == "3.4":
+        return _d("PY", "missing_for_health_reasons", found[0], weight=0.7)
+    return _d("Y", "missing_for_health_reasons", found[0], weight=0.75)
+
+
+def unrelated_reasons(ctx: Context, sq: str) -> Decision | None:
+    """3.3 PN / 3.4 N: losses for reasons unrelated to the outcome (moved away, personal)."""
+    found = _reason_sentences(ctx, sq, "missing_reason_unrelated")
+    if not found:
+        return None
+    return _d("PN" if sq == "3.3" else "N", "missing_for_unrelated_reasons", found[0], weight=0.7)
+
+
+def differential_missingness(ctx: Context, sq: str) -> Decision | None:
+    """3.4 Y: the arms' missing shares differ by >= ``differential_points``; PN when equal."""
+    shares = ctx.flow.missing_shares()
+    if not shares:
+        return None
+    if max(shares) - min(shares) >= ctx.data.thresholds["differential_points"]:
+        return _d("Y", "differential_missingness", *ctx.flow_sentences, weight=0.8)
+    return None
+
+
+# ---------------------------------------------------------------- domain 4
+
+
+def _primary(ctx: Context, sq: str) -> Finding | None:
+    return ctx.first("primary_outcome", sq)
+
+
+def _outcome_window(f: Finding) -> str:
+    text = f.sentence.text[f.start:]
+    for stop in ("secondary", "Secondary", ";"):
+        i = text.find(stop, 1)
+        if i > 0:
+            text = text[:i]
+    return text
+
+
+def outcome_kind(ctx: Context) -> tuple[str | None, Finding | None]:
+    """``"objective"``, ``"subjective"`` or None for the primary outcome, and its finding."""
+    f = _primary(ctx, "4.1")
+    if f is None:
+        return None, None
+    window = _outcome_window(f)
+    if ctx.data.patterns["objective_outcome"].search(window):
+        return "objective", f
+    if ctx.data.patterns["subjective_outcome"].search(window):
+        return "subjective", f
+    return None, f
+
+
+def self_reported(ctx: Context) -> Finding | None:
+    """The primary outcome sentence when the outcome is self-reported (questionnaire, diary)."""
+    f = _primary(ctx, "4.3")
+    if f is not None and ctx.data.patterns["self_reported"].search(_outcome_window(f)):
+        return f
+    return None
+
+
+def measurement_inappropriate(ctx: Context, sq: str) -> Decision | None:
+    """4.1 N: a validated or standard measure, or a defined primary outcome (guidance 4.1:
+    inappropriate measurement is rare and then stated)."""
+    f = ctx.first("valid_measure", sq)
+    if f:
+        return _d("N", "validated_measure", f, weight=0.8)
+    p = _primary(ctx, sq)
+    return _d("N", "defined_primary_outcome", p, weight=0.6) if p else None
+
+
+def measurement_differs(ctx: Context, sq: str) -> Decision | None:
+    """4.2: different assessment schedules by group Y; the same method in both groups N;
+    a primary outcome measured by design in all participants N."""
+    f = ctx.first("different_measure", sq)
+    if f:
+        return _d("Y", "different_ascertainment", f, weight=0.7)
+    g = ctx.first("same_measure", sq)
+    if g:
+        return _d("N", "same_method_both_groups", g, weight=0.8)
+    p = _primary(ctx, sq)
+    return _d("N", "same_outcome_by_design", p, weight=0.55) if p else None
+
+
+def assessors_aware(ctx: Context, sq: str) -> Decision | None:
+    """4.3: a self-reported outcome's assessor is the participant; otherwise the blinding
+    statements about outcome assessors (guidance 4.3)."""
+    sr = self_reported(ctx)
+    if sr is not None:
+        d = _aware(ctx, sq, "participants", "self_reported_participants")
+        if d is not None:
+            return Decision(d.response, d.rule, (*d.sentences, sr.sentence), d.weight)
+    return _aware(ctx, sq, "assessors", "assessors")
+
+
+def could_be_influenced(ctx: Context, sq: str) -> Decision | None:
+    """4.4: an objective outcome N; a subjective one Y when assessors were aware (PY when
+    unknown)."""
+    kind, f = outcome_kind(ctx)
+    if kind == "objective":
+        return _d("N", "objective_outcome", f, weight=0.8)
+    if kind == "subjective":
+        return _d("Y" if ctx.answers.get("4.3") == "Y" else "PY", "subjective_outcome", f, weight=0.75)
+    return None
+
+
+def likely_influenced(ctx: Context, sq: str) -> Decision | None:
+    """4.5: a subjective outcome assessed with knowledge of the allocation PY; objective PN."""
+    kind, f = outcome_kind(ctx)
+    if kind == "subjective":
+        return _d("PY", "subjective_outcome_aware_assessor", f, weight=0.65)
+    if kind == "objective":
+        return _d("PN", "objective_outcome", f, weight=0.65)
+    return None
+
+
+# ---------------------------------------------------------------- domain 5
+
+
+def plan_not_prespecified(ctx: Context, sq: str) -> Decision | None:
+    """5.1 N: post hoc analyses, retrospective registration, "not registered"."""
+    f = ctx.first("post_hoc", sq)
+    if f:
+        return _d("N", "not_prespecified", f, weight=0.75)
+    g = ctx.first("registration", sq, affirmed=False) or ctx.first("analysis_plan", sq, affirmed=False)
+    return _d("N", "plan_negated", g, weight=0.75) if g else None
+
+
+def analysis_plan(ctx: Context, sq: str) -> Decision | None:
+    """5.1 Y: a pre-specified analysis plan or protocol; PY for a registration number alone."""
+    f = ctx.first("analysis_plan", sq)
+    if f:
+        return _d("Y", "prespecified_plan", f, ctx.first("registration", sq), weight=0.85, hedged=_hedged(f))
+    g = ctx.first("registration", sq)
+    if g:
+        prospective = "prospective" in g.sentence.text.lower() or "protocol" in g.sentence.text.lower()
+        return _d("Y" if prospective else "PY", "registered", g, weight=0.75)
+    return None
+
+
+def selective_outcome(ctx: Context, sq: str) -> Decision | None:
+    """5.2 Y: results reported selectively from several measures or time points."""
+    f = ctx.first("selective_outcome", sq)
+    return _d("Y", "selective_outcome_reporting", f, weight=0.85, hedged=_hedged(f)) if f else None
+
+
+def selective_analysis(ctx: Context, sq: str) -> Decision | None:
+    """5.3 Y: one of several analyses reported, chosen on its result."""
+    f = ctx.first("multiple_analyses", sq)
+    return _d("Y", "selective_analysis_reporting", f, weight=0.8, hedged=_hedged(f)) if f else None
+
+
+def prespecified_result(ctx: Context, sq: str) -> Decision | None:
+    """5.2 / 5.3: a single primary outcome (5.2) or analysis (5.3) as planned: N when the plan
+    was pre-specified (5.1 Y/PY), PN otherwise."""
+    name = "primary_outcome" if sq == "5.2" else "single_analysis"
+    f = ctx.first(name, sq)
+    if f is None:
+        return None
+    if ctx.answers.get("5.1") in _YES:
+        return _d("N", "as_prespecified", f, weight=0.7)
+    return _d("PN", "single_reported", f, weight=0.55)
+
+
+Rule = Callable[[Context, str], "Decision | None"]
+
+#: Rules per SQ, tried in order (the first decision wins).
+RULES: dict[str, tuple[Rule, ...]] = {
+    "1.1": (predictable_sequence, random_component, randomised_no_method),
+    "1.2": (predictable_sequence, concealment_inadequate, concealment_adequate, concealment_partial),
+    "1.3": (baseline_imbalance, baseline_balanced),
+    "2.1": (participants_aware, unblindable_comparison, placebo_controlled),
+    "2.2": (deliverers_aware, unblindable_comparison, placebo_controlled),
+    "2.3": (deviation_none, deviation_context),
+    "2.4": (deviation_affects,),
+    "2.5": (deviation_balance,),
+    "2.6": (per_protocol_primary, itt_analysis, all_analysed),
+    "2.7": (exclusion_share,),
+    "3.1": (complete_share, complete_statement),
+    "3.2": (robust_to_missing, no_robustness_evidence),
+    "3.3": (health_reasons, unrelated_reasons),
+    "3.4": (differential_missingness, health_reasons, unrelated_reasons),
+    "4.1": (measurement_inappropriate,),
+    "4.2": (measurement_differs,),
+    "4.3": (assessors_aware,),
+    "4.4": (could_be_influenced,),
+    "4.5": (likely_influenced,),
+    "5.1": (plan_not_prespecified, analysis_plan),
+    "5.2": (selective_outcome, prespecified_result),
+    "5.3": (selective_analysis, prespecified_result),
+}
+
+
+def decide(ctx: Context, sq: str) -> Decision | None:
+    """The SQ's decision: NA when RoB 2 does not ask it, else the first rule's decision.
+
+    Parameters
+    ----------
+    ctx : Context
+        ``ctx.answers`` must hold the earlier SQs' responses.
+    sq : str
+
+    Returns
+    -------
+    Decision or None
+        None when no rule decides (the caller answers NI or falls back on cues).
+    """
+    if not is_applicable(sq, ctx.answers):
+        return Decision("NA", "not_asked", (), 1.0)
+    for rule in RULES[sq]:
+        d = rule(ctx, sq)
+        if d is not None:
+            return d
+    return None
+
+
+def rule_names() -> dict[str, list[str]]:
+    """Rule function names per SQ (documentation and tests)."""
+    return {sq: [r.__name__ for r in rules] for sq, rules in RULES.items()}
+
+
+def _unused(*_: Any) -> None:  # pragma: no cover - keeps the import list honest for type checkers
+    return None
