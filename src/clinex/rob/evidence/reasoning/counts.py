@@ -38,36 +38,52 @@ _WORDS = {
     "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
     "eighty": 80, "ninety": 90, "no": 0, "none": 0,
 }
-_NUM = r"(\d{1,3}(?:,\d{3})+|\d{1,6}|" + "|".join(sorted(_WORDS, key=len, reverse=True)) + r")"
+_UNITS = "|".join(sorted(_WORDS, key=len, reverse=True))
+_WORD_NUM = (rf"(?:(?:{_UNITS})[- ](?:hundred|thousand)(?:,? and (?:{_UNITS})(?:[- ](?:{_UNITS}))?)?"
+             rf"|(?:{_UNITS})(?:[- ](?:{_UNITS}))?)")
+_NUM = r"(\d{1,3}(?:,\d{3})+|\d{1,6}|" + _WORD_NUM + r")"
 _WHO = (r"(?:participants?|patients?|subjects?|children|women|men|infants|adults|individuals|"
         r"people|persons|pupils|students|mothers|neonates|babies|volunteers|residents|cases|eyes|teeth)")
 _GAP = r"(?:[\w\-]+ ){0,4}?"
 
 _RANDOMISED = [
-    re.compile(rf"\b{_NUM} {_GAP}(?:were |was |had been |being )?(?:randomly (?:assigned|allocated)|randomi[sz]ed|underwent randomi[sz]ation|enrolled and randomi[sz]ed)\b", re.I),
+    re.compile(rf"\b{_NUM} (?:[\w\-]+ ){{0,3}}?{_WHO} (?:were |was |had been |being )?(?:randomly (?:assigned|allocated)|randomi[sz]ed|underwent randomi[sz]ation|enrolled and randomi[sz]ed)\b", re.I),
+    re.compile(rf"\b{_NUM} (?:were |was |had been )(?:randomly (?:assigned|allocated)|randomi[sz]ed)\b", re.I),
     re.compile(rf"\b(?:randomi[sz]ed|randomly (?:assigned|allocated)) (?:a total of )?{_NUM} {_GAP}{_WHO}", re.I),
     re.compile(rf"\b(?:of|among|from) (?:the|all|these)? ?{_NUM} {_GAP}(?:randomi[sz]ed|randomly (?:assigned|allocated))\b", re.I),
     re.compile(rf"\brandomi[sz]ation of {_NUM}\b", re.I),
+    re.compile(rf"\b{_NUM} (?:randomi[sz]ed|randomly assigned|randomly allocated) {_WHO}", re.I),
 ]
 _ANALYSED_WORDS = re.compile(
-    r"\b(analy[sz]ed|analy[sz]is|included|completed|provided|outcome data|followed[- ]up|follow[- ]up|"
-    r"assessed|available|contributed|evaluable|finished|remained)\b", re.I)
+    r"\b(analy[sz]ed|analy[sz]is|analyses|included|completed|provided|outcome data|followed[- ]up|follow[- ]up|"
+    r"assessed|available|contributed|evaluable|finished|remained|obtained|population|leaving|result|results|"
+    r"scans?|samples?|data)\b", re.I)
+_ANALYSIS_WORDS = re.compile(r"\b(analy[sz]ed|analy[sz]is|analyses|population|leaving|evaluable)\b", re.I)
 _PAIR = re.compile(rf"\b{_NUM} (?:of|out of|/) (?:the )?{_NUM}\b", re.I)
 _ANALYSED = [
-    re.compile(rf"\b{_NUM} {_GAP}(?:were |was )?(?:included in (?:the )?(?:primary |final |efficacy )?analys[ie]s|analy[sz]ed|"
+    re.compile(rf"\b{_NUM} {_GAP}(?:were |was )?(?:included in (?:the )?(?:primary |final |efficacy |main )?analys[ie]s|analy[sz]ed|"
                rf"completed (?:the )?(?:study|trial|follow[- ]?up|treatment|intervention|\d+[- ]\w+|assessment)|"
-               rf"had (?:complete |primary )?(?:outcome )?data|provided (?:primary )?(?:outcome )?data|"
+               rf"(?:had|provided|contributed) (?:complete |primary )?(?:outcome )?data|"
                rf"(?:were |was )?available for (?:the )?(?:primary )?(?:analysis|outcome|follow[- ]?up)|"
                rf"(?:were |was )?assessed (?:at|for) (?:the )?(?:primary|final|\d+))", re.I),
-    re.compile(rf"\b(?:analy[sz]ed|analysis (?:included|comprised)|data (?:were |was )?(?:available|obtained) (?:for|from)) (?:all )?{_NUM} {_GAP}{_WHO}", re.I),
-    re.compile(rf"\b(?:primary )?(?:outcome )?data (?:were |was )?(?:available|obtained|collected) (?:for|from|in|on) {_NUM}\b", re.I),
+    re.compile(rf"\b(?:analy[sz]ed|analys[ie]s (?:included|comprised)|(?:population|analysis) (?:comprised|included|consisted of)|"
+               rf"which (?:therefore )?included|leaving) (?:all )?{_NUM}\b", re.I),
+    re.compile(rf"\b(?:data|results?|scans?|samples?|measurements?|assessments?|scores?|questionnaires?)\b[^.;]{{0,40}}?"
+               rf"\b(?:were |was )?(?:available|obtained|collected|completed|returned|recorded) (?:for|from|in|on|by) (?:all )?{_NUM}\b", re.I),
+    re.compile(rf"\b(?:completed|assessed|followed up|returned) by {_NUM}\b", re.I),
+    re.compile(rf"\b{_NUM} (?:{_WHO} )?(?:had|provided|contributed|completed|returned|attended|underwent) (?:a |an |the |their )?(?:[\w\-]+ ){{0,3}}?"
+               rf"(?:scans?|assessments?|data|measurements?|samples?|visits?|questionnaires?|follow[- ]?up|scores?|results?|evaluations?|interviews?)\b", re.I),
 ]
 _LOST = re.compile(
     rf"\b{_NUM} {_GAP}(?:were |was |had been )?(?:lost to follow[- ]?up|withdr[ae]w\w*|dropped out|discontinued|"
     rf"did not (?:complete|attend|return|provide)|were excluded|was excluded|were not (?:assessed|analy[sz]ed|followed))", re.I)
+_EACH = re.compile(r"\bin (?:each|both) (?:group|arm)s?\b|\bper (?:group|arm)\b", re.I)
 _ARM = re.compile(
     rf"\b{_NUM} (?:{_WHO} )?(?:were )?(?:to|in|into|allocated to|assigned to|receiving) (?:the |a |an )?(?:[\w\-]+ ){{0,3}}?(?:group|arm)\b"
-    rf"|\b{_NUM} per (?:group|arm)\b|\(n ?= ?{_NUM}\)", re.I)
+    rf"|\b{_NUM} per (?:group|arm)\b|\(n ?= ?{_NUM}\)|\b{_NUM} to (?:each|both)\b"
+    rf"|\b{_NUM} (?:were )?(?:allocated |assigned |randomi[sz]ed )?to (?:the )?[\w\-]+(?: [\w\-]+)?(?= and\b|,|\)|;|\.|$)", re.I)
+# "245 (98.8%)": a percentage in brackets after a number is blanked before matching.
+_PERCENT = re.compile(r"\(\s*\d+(?:\.\d+)?\s*%\s*\)|\[\s*\d+(?:\.\d+)?\s*%\s*\]")
 _PERCENT_AFTER = re.compile(r"^\s*\(\s*\d+(?:\.\d+)?\s*%\s*\)")
 
 
@@ -82,7 +98,22 @@ def parse_number(token: str) -> int | None:
     t = token.strip().lower().replace(",", "")
     if t.isdigit():
         return int(t)
-    return _WORDS.get(t)
+    if t in _WORDS:
+        return _WORDS[t]
+    total, current = 0, 0
+    for w in re.split(r"[\s-]+", t):
+        if w == "and":
+            continue
+        if w == "hundred":
+            current = max(current, 1) * 100
+        elif w == "thousand":
+            total += max(current, 1) * 1000
+            current = 0
+        elif w in _WORDS:
+            current += _WORDS[w]
+        else:
+            return None
+    return total + current
 
 
 @dataclass(frozen=True)
@@ -123,11 +154,19 @@ def _arms(text: str) -> tuple[int, ...]:
     vals = []
     for m in _ARM.finditer(text):
         v = _num(m)
-        if v is not None:
-            vals.append(v)
-    if len(vals) == 1 and re.search(r"\bper (group|arm)\b|\beach (group|arm)\b", text, re.I):
+        if v is None:
+            continue
+        if re.search(r"\b(each|both|per)\b", m.group(0), re.I):
+            return (v, v) if not vals else tuple(vals)
+        vals.append(v)
+    if len(vals) == 1 and re.search(r"\bper (group|arm)\b|\beach (group|arm)\b|\bto (each|both)\b", text, re.I):
         return (vals[0], vals[0])
     return tuple(vals) if len(vals) >= 2 else ()
+
+
+def _kind(text: str) -> str:
+    """``"analysis"`` when the sentence is about who was analysed, else ``"outcome"``."""
+    return "analysis" if _ANALYSIS_WORDS.search(text) else "outcome"
 
 
 def find_counts(text: str, offset: int = 0) -> list[Count]:
@@ -143,17 +182,21 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
     Returns
     -------
     list of Count
-        Randomised, analysed and lost statements found (at most one of each kind).
+        Kinds ``randomised``, ``outcome`` (participants with outcome data),
+        ``analysis`` (participants in the analysis: "included in the analysis",
+        "the per-protocol population comprised", "leaving 119") and ``lost``; at most
+        one of each kind per sentence.
     """
     out: list[Count] = []
     end = offset + len(text)
+    text = _PERCENT.sub(lambda m: " " * len(m.group(0)), text)
     for pat in _RANDOMISED:
         m = pat.search(text)
         if m:
             total = _num(m)
             if total is not None and total > 1:
                 arms = _arms(text[m.end():]) or _arms(text)
-                if arms and sum(arms) != total and not (len(set(arms)) == 1 and len(arms) * arms[0] == total):
+                if arms and sum(arms) != total:
                     arms = ()
                 out.append(Count("randomised", total, arms, (), offset, end))
                 break
@@ -163,31 +206,39 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
             a, b = parse_number(m.group(1)), parse_number(m.group(2))
             if a is not None and b is not None and 0 <= a <= b and b > 1:
                 pairs.append((a, b))
-        if len(pairs) >= 2:
-            out.append(Count("analysed", sum(a for a, _ in pairs), tuple(a for a, _ in pairs),
+        leaving = [v for v in (parse_number(x) for x in re.findall(rf"\bleaving {_NUM}\b", text, re.I)) if v is not None]
+        if len(leaving) >= 2:
+            out.append(Count("analysis", sum(leaving), tuple(leaving), (), offset, end))
+        elif len(pairs) >= 2 and len({b for _, b in pairs}) <= len(pairs):
+            out.append(Count(_kind(text), sum(a for a, _ in pairs), tuple(a for a, _ in pairs),
                              tuple(b for _, b in pairs), offset, end))
         elif len(pairs) == 1 and not any(c.kind == "randomised" for c in out):
             a, b = pairs[0]
-            out.append(Count("analysed", a, (), (b,), offset, end))
+            arms = _arms(text)
+            out.append(Count(_kind(text), a, arms if sum(arms) == a else (), (b,), offset, end))
         else:
             for pat in _ANALYSED:
                 m = pat.search(text)
                 if m:
                     total = _num(m)
-                    if total is not None:
-                        out.append(Count("analysed", total, _arms(text[m.end():]), (), offset, end))
+                    if total is not None and total > 0:
+                        rest = text[m.end():]
+                        arms = _arms(rest)
+                        if not arms and _EACH.search(rest[:40]):
+                            pass
+                        out.append(Count(_kind(m.group(0)), total, arms, (), offset, end))
                         break
     m = _LOST.search(text)
     if m:
         total = _num(m)
-        rest = text[m.end():]
-        per_arm = tuple(
-            v for v in (parse_number(x) for x in re.findall(rf"\b{_NUM} (?:in|from) the\b", text, re.I)) if v is not None
-        )
         if total is not None:
+            per_arm = tuple(
+                v for v in (parse_number(x) for x in re.findall(rf"\b{_NUM} (?:in|from) the\b", text, re.I))
+                if v is not None
+            )
+            if _EACH.search(m.group(0)) or _EACH.search(text[m.start():m.end() + 20]):
+                per_arm, total = (total, total), 2 * total
             out.append(Count("lost", total, per_arm if len(per_arm) >= 2 else (), (), offset, end))
-        elif rest:
-            pass
     return out
 
 
@@ -199,42 +250,68 @@ class Flow:
     ----------
     randomised : int or None
     randomised_arms : tuple of int
+    outcome : int or None
+        Participants with outcome data (SQ 3.1).
+    outcome_arms : tuple of int
     analysed : int or None
-        Participants with outcome data (or in the analysis).
-    analysed_arms : tuple of int
+        Participants in the analysis (SQ 2.6/2.7); falls back on ``outcome``.
     evidence : list of (int, int)
-        Offsets of the sentences the numbers came from.
+        Offsets of the sentences the outcome numbers came from.
+    analysis_evidence : list of (int, int)
+        Offsets of the sentences the analysis numbers came from.
     """
 
     randomised: int | None = None
     randomised_arms: tuple[int, ...] = ()
+    outcome: int | None = None
+    outcome_arms: tuple[int, ...] = ()
     analysed: int | None = None
-    analysed_arms: tuple[int, ...] = ()
     evidence: list[tuple[int, int]] = field(default_factory=list)
+    analysis_evidence: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def share(self) -> float | None:
-        """Analysed / randomised, or None when either is unknown."""
-        if not self.randomised or self.analysed is None or self.analysed > self.randomised:
+        """Participants with outcome data / randomised, or None when either is unknown."""
+        if not self.randomised or self.outcome is None or self.outcome > self.randomised:
             return None
-        return self.analysed / self.randomised
+        return self.outcome / self.randomised
+
+    @property
+    def analysed_share(self) -> float | None:
+        """Participants analysed / randomised (outcome numbers when no analysis number)."""
+        n = self.analysed if self.analysed is not None else self.outcome
+        if not self.randomised or n is None or n > self.randomised:
+            return None
+        return n / self.randomised
 
     def missing_shares(self) -> tuple[float, ...]:
         """Per-arm share of randomised participants without outcome data (empty if unknown)."""
-        if (len(self.analysed_arms) >= 2 and len(self.randomised_arms) == len(self.analysed_arms)
-                and all(r > 0 and a <= r for a, r in zip(self.analysed_arms, self.randomised_arms))):
-            return tuple(1 - a / r for a, r in zip(self.analysed_arms, self.randomised_arms))
+        if (len(self.outcome_arms) >= 2 and len(self.randomised_arms) == len(self.outcome_arms)
+                and all(r > 0 and a <= r for a, r in zip(self.outcome_arms, self.randomised_arms))):
+            return tuple(1 - a / r for a, r in zip(self.outcome_arms, self.randomised_arms))
         return ()
+
+
+def _pick(f: Flow, cands: list[Count]) -> Count | None:
+    """The statement about the most participants that fits the randomised number
+    (smaller numbers in the flow are subgroups: reasons, exclusions, events)."""
+    fits = []
+    for c in cands:
+        if c.of_arm and (f.randomised is None or sum(c.of_arm) == f.randomised or max(c.of_arm) == f.randomised):
+            fits.append(c)
+        elif c.total is not None and (f.randomised is None or c.total <= f.randomised) and not c.of_arm:
+            fits.append(c)
+    return max(fits, key=lambda c: (c.total or 0, c.start)) if fits else None
 
 
 def flow(counts: Sequence[Count]) -> Flow:
     """Combine a document's number statements into one :class:`Flow`.
 
-    The randomised total is the first ``randomised`` statement whose number is at
-    least every analysed number; the analysed number is the last ``analysed``
-    statement not above it ("a of b" pairs give per-arm numbers and, when no
-    randomised statement was found, the randomised per arm), else the randomised
-    total minus every ``lost`` number.
+    The randomised total is the first ``randomised`` statement. The outcome number is
+    the last ``outcome`` statement not above it (else the last ``analysis`` one; "a of
+    b" pairs give per-arm numbers and, without a randomised statement, the randomised
+    per arm), else the randomised total minus every ``lost`` number. The analysed
+    number is the last ``analysis`` statement.
 
     Parameters
     ----------
@@ -247,32 +324,40 @@ def flow(counts: Sequence[Count]) -> Flow:
     """
     f = Flow()
     rand = [c for c in counts if c.kind == "randomised"]
-    anal = [c for c in counts if c.kind == "analysed"]
+    outc = [c for c in counts if c.kind == "outcome"]
+    anal = [c for c in counts if c.kind == "analysis"]
     lost = [c for c in counts if c.kind == "lost"]
     if rand:
         pick = rand[0]
         f.randomised, f.randomised_arms = pick.total, pick.per_arm
-        f.evidence.append((pick.start, pick.end))
-    for c in reversed(anal):
-        if c.of_arm and (f.randomised is None or sum(c.of_arm) == f.randomised):
-            f.analysed = sum(c.per_arm) if c.per_arm else c.total
-            f.analysed_arms = c.per_arm
-            if f.randomised is None or not f.randomised_arms:
-                f.randomised_arms = c.of_arm if len(c.of_arm) >= 2 else f.randomised_arms
-                f.randomised = f.randomised if f.randomised is not None else sum(c.of_arm)
-            f.evidence.append((c.start, c.end))
-            break
-        if c.total is not None and (f.randomised is None or c.total <= f.randomised) and not c.of_arm:
-            f.analysed, f.analysed_arms = c.total, c.per_arm
-            f.evidence.append((c.start, c.end))
-            break
-    if f.analysed is None and f.randomised is not None and lost:
-        n_lost = sum(c.total or 0 for c in lost)
+    c = _pick(f, outc) or _pick(f, anal)
+    if c is not None:
+        f.outcome = sum(c.per_arm) if c.per_arm and c.of_arm else c.total
+        f.outcome_arms = c.per_arm
+        if c.of_arm and (f.randomised is None or not f.randomised_arms):
+            if len(c.of_arm) >= 2:
+                f.randomised_arms = c.of_arm
+            if f.randomised is None:
+                f.randomised = sum(c.of_arm) if len(c.of_arm) >= 2 else c.of_arm[0]
+        if rand:
+            f.evidence.append((rand[0].start, rand[0].end))
+        f.evidence.append((c.start, c.end))
+    elif f.randomised is not None and lost:
+        n_lost = sum(x.total or 0 for x in lost)
         if n_lost <= f.randomised:
-            f.analysed = f.randomised - n_lost
-            f.evidence.extend((c.start, c.end) for c in lost)
-            if all(len(c.per_arm) == len(f.randomised_arms) for c in lost) and f.randomised_arms:
-                f.analysed_arms = tuple(
-                    r - sum(c.per_arm[i] for c in lost) for i, r in enumerate(f.randomised_arms)
+            f.outcome = f.randomised - n_lost
+            f.evidence.append((rand[0].start, rand[0].end))
+            f.evidence.extend((x.start, x.end) for x in lost)
+            if f.randomised_arms and all(len(x.per_arm) == len(f.randomised_arms) for x in lost):
+                f.outcome_arms = tuple(
+                    r - sum(x.per_arm[i] for x in lost) for i, r in enumerate(f.randomised_arms)
                 )
+    a = _pick(f, anal)
+    if a is not None:
+        f.analysed = sum(a.per_arm) if a.per_arm and a.of_arm else a.total
+        f.analysis_evidence = ([(rand[0].start, rand[0].end)] if rand else []) + [(a.start, a.end)]
+    else:
+        f.analysis_evidence = list(f.evidence)
+    if len(f.evidence) == 2 and f.evidence[0] == f.evidence[1]:
+        f.evidence = f.evidence[:1]
     return f

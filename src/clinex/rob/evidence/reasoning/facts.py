@@ -111,7 +111,9 @@ class BlindingStatement:
 
 
 def _clean(pattern: str) -> str:
-    return re.sub(r"\n\s*", "", pattern).strip()
+    """Join a block pattern's lines; ``[^.]`` / ``[^.;]`` also step over decimal points ("4.1")."""
+    out = re.sub(r"\n\s*", "", pattern).strip()
+    return out.replace("[^.;]", "(?:[^.;]|\\.(?=\\d))").replace("[^.]", "(?:[^.]|\\.(?=\\d))")
 
 
 class ReasoningData:

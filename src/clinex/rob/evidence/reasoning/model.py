@@ -40,6 +40,10 @@ from clinex.text import Document, Span
 
 __all__ = ["RulesEvidenceModel"]
 
+#: SQs the rules answer alone: without a rule's decision they are NI (cue matches are
+#: shown as evidence considered, with the NI answer, but do not vote).
+CLOSED = frozenset({"1.1", "1.2", "1.3", "2.1", "2.2", "2.6", "3.1", "4.3", "5.1", "5.2", "5.3"})
+
 _BLINDING_ACTOR = {"2.1": ("participants",), "2.2": ("deliverers",), "4.3": ("assessors", "participants")}
 
 
@@ -160,7 +164,9 @@ class RulesEvidenceModel:
         fl = flow(counts)
         by_start = {s.start: s for s in sentences}
         flow_sents = [by_start[a] for a, _ in fl.evidence if a in by_start]
-        ctx = Context(self.data_, scope, sentences, blinding_statements(self.data_, scope, sentences), fl, flow_sents)
+        analysis_sents = [by_start[a] for a, _ in dict.fromkeys(fl.analysis_evidence) if a in by_start]
+        ctx = Context(self.data_, scope, sentences, blinding_statements(self.data_, scope, sentences), fl,
+                      flow_sents, analysis_sents)
         votes = self._cue_votes(sentences)
         answers: dict[str, SQAnswer] = {}
         for sq in SQ_IDS:
@@ -181,6 +187,10 @@ class RulesEvidenceModel:
         if d is None:
             if not votes:
                 return SQAnswer(sq=sq, response="NI", confidence=0.5)
+            if sq in CLOSED:
+                s, _, w, rid = min(votes, key=lambda v: (-v[2], v[0].index))
+                ev = self._evidence(document, s, sq, min(w, 0.5), f"{cue_name}:{sq}/{rid}")
+                return SQAnswer(sq=sq, response="NI", confidence=0.5, evidence=(ev,))
             ranked = sorted(votes, key=lambda v: (-v[2], v[0].index))[: self.max_evidence]
             evidence = [self._evidence(document, s, sq, w, f"{cue_name}:{sq}/{rid}") for s, _, w, rid in ranked]
             return answer_from_votes(sq, evidence, [(r, w) for _, r, w, _ in ranked])

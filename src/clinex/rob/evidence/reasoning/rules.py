@@ -42,8 +42,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
 from clinex.rob.algorithm import is_applicable
 from clinex.rob.evidence.reasoning.assertion import AssertionScope
 from clinex.rob.evidence.reasoning.counts import Flow
@@ -95,6 +93,9 @@ class Context:
     blinding : list of BlindingStatement
     flow : Flow
     flow_sentences : list of Sentence
+        Sentences the outcome-data numbers came from.
+    analysis_sentences : list of Sentence
+        Sentences the analysed numbers came from.
     answers : dict of str to str
         Responses decided so far (RoB 2 order), for the conditional questions.
     """
@@ -105,6 +106,7 @@ class Context:
     blinding: list[BlindingStatement]
     flow: Flow
     flow_sentences: list[Sentence]
+    analysis_sentences: list[Sentence] = field(default_factory=list)
     answers: dict[str, str] = field(default_factory=dict)
     _cache: dict[str, list[Finding]] = field(default_factory=dict)
 
@@ -247,6 +249,19 @@ def placebo_controlled(ctx: Context, sq: str) -> Decision | None:
 # ---------------------------------------------------------------- domain 2
 
 
+def deviation_routine(ctx: Context, sq: str) -> Decision | None:
+    """2.3 PN: the deviations reported are ones that also happen in routine care, not
+    because of the trial (guidance 2.3: only deviations arising from the trial context count)."""
+    f = ctx.first("deviation_routine", sq, affirmed=None)
+    return _d("PN", "deviation_not_trial_context", f, weight=0.7) if f else None
+
+
+def deviation_context(ctx: Context, sq: str) -> Decision | None:
+    """2.3 Y: crossover, contamination or switching arising from the trial context."""
+    f = ctx.first("deviation", sq)
+    return _d("Y", "deviation_reported", f, weight=0.75, hedged=_hedged(f)) if f else None
+
+
 def deviation_none(ctx: Context, sq: str) -> Decision | None:
     """2.3 N: everyone received the allocated intervention, or "no crossover"."""
     f = ctx.first("deviation_none", sq)
@@ -256,42 +271,47 @@ def deviation_none(ctx: Context, sq: str) -> Decision | None:
     return _d("N", "deviation_negated", g, weight=0.8) if g else None
 
 
-def deviation_context(ctx: Context, sq: str) -> Decision | None:
-    """2.3 Y: crossover, contamination or switching arising from the trial context."""
-    f = ctx.first("deviation", sq)
-    return _d("Y", "deviation_reported", f, weight=0.75, hedged=_hedged(f)) if f else None
-
-
 def deviation_affects(ctx: Context, sq: str) -> Decision | None:
-    """2.4 PY: deviations in the trial context are reported (guidance: likely to affect
-    the outcome unless the report shows otherwise)."""
-    f = ctx.first("deviation", sq)
-    return _d("PY", "deviation_likely_affects", f, weight=0.6) if f else None
+    """2.4: "unlikely to have affected" PN, "could have affected" PY; deviations in the trial
+    context reported without either PY (guidance 2.4)."""
+    f = ctx.first("deviation_no_effect", sq, affirmed=None)
+    if f:
+        return _d("PN", "deviation_unlikely_to_affect", f, weight=0.7)
+    g = ctx.first("deviation_effect", sq, affirmed=None)
+    if g:
+        return _d("PY", "deviation_could_affect", g, weight=0.7)
+    h = ctx.first("deviation", sq)
+    return _d("PY", "deviation_likely_affects", h, weight=0.55) if h else None
 
 
 def deviation_balance(ctx: Context, sq: str) -> Decision | None:
-    """2.5: deviations balanced between groups Y; in one group or unequal N."""
+    """2.5: deviations balanced between groups Y; in one group only, or unequal, N."""
     for f in ctx.find("deviation", sq):
-        s = f.sentence
-        txt = s.text
+        txt = f.sentence.text
         if ctx.data.patterns["deviation_unbalanced"].search(txt):
-            return _d("N", "deviation_unbalanced", s, weight=0.7)
+            return _d("N", "deviation_unbalanced", f, weight=0.7)
         if ctx.data.patterns["deviation_balanced"].search(txt):
-            return _d("Y", "deviation_balanced", s, weight=0.7)
-    return None
+            return _d("Y", "deviation_balanced", f, weight=0.7)
+    f = ctx.first("deviation_unbalanced", sq, affirmed=None)
+    return _d("N", "deviation_unbalanced", f, weight=0.6) if f else None
 
 
 def per_protocol_primary(ctx: Context, sq: str) -> Decision | None:
-    """2.6 N: per-protocol / as-treated / completers, or exclusions after randomisation,
-    and intention-to-treat is not the primary analysis."""
-    f = ctx.first("per_protocol", sq)
-    if f is None:
-        return None
-    itt = ctx.first("itt", sq)
-    if itt is not None and (ctx.first("itt_primary", sq) is not None or itt.sentence.index <= f.sentence.index):
-        if "primary" not in f.sentence.text.lower() or itt.sentence is f.sentence:
+    """2.6 N: per-protocol / as-treated / completers, or exclusions after randomisation
+    (not for missing outcome data, which is domain 3), unless intention-to-treat is named
+    the primary analysis or the per-protocol analysis is a secondary one."""
+    for f in ctx.find("per_protocol", sq):
+        if not f.affirmed:
+            continue
+        low = f.sentence.text.lower()
+        if ctx.data.patterns["missing_not_pp"].search(f.sentence.text):
+            continue
+        if ctx.data.patterns["secondary_analysis"].search(low):
+            continue
+        if ctx.first("itt_primary", sq) is not None:
             return None
-    return _d("N", "per_protocol_analysis", f, weight=0.85)
+        return _d("N", "per_protocol_analysis", f, weight=0.85)
+    return None
 
 
 def itt_analysis(ctx: Context, sq: str) -> Decision | None:
@@ -311,20 +331,20 @@ def all_analysed(ctx: Context, sq: str) -> Decision | None:
     """2.6 Y: the analysed numbers equal the randomised numbers."""
     fl = ctx.flow
     if fl.randomised and fl.analysed == fl.randomised:
-        return _d("Y", "all_randomised_analysed", *ctx.flow_sentences, weight=0.75)
+        return _d("Y", "all_randomised_analysed", *ctx.analysis_sentences, weight=0.75)
     return None
 
 
 def exclusion_share(ctx: Context, sq: str) -> Decision | None:
     """2.7 from the share of randomised participants left out of the analysis
     (> ``excluded_share``: Y, else N; clinex's threshold, RoB 2 gives none)."""
-    share = ctx.flow.share
+    share = ctx.flow.analysed_share
     if share is None:
         return None
     limit = ctx.data.thresholds["excluded_share"]
     if 1 - share > limit:
-        return _d("Y", "substantial_exclusions", *ctx.flow_sentences, weight=0.75)
-    return _d("N", "few_exclusions", *ctx.flow_sentences, weight=0.7)
+        return _d("Y", "substantial_exclusions", *ctx.analysis_sentences, weight=0.75)
+    return _d("N", "few_exclusions", *ctx.analysis_sentences, weight=0.7)
 
 
 # ---------------------------------------------------------------- domain 3
@@ -363,7 +383,7 @@ def no_robustness_evidence(ctx: Context, sq: str) -> Decision | None:
               weight=0.7)
 
 
-_MISSING_WORDS = ("lost", "withdr", "dropped", "drop-out", "dropout", "discontinu", "missing",
+_MISSING_WORDS = ("lost", "losses", "loss to", "withdr", "dropped", "drop-out", "dropout", "discontinu", "missing",
                   "did not complete", "did not attend", "did not return", "excluded", "reasons")
 
 
@@ -401,6 +421,18 @@ def differential_missingness(ctx: Context, sq: str) -> Decision | None:
     return None
 
 
+def balanced_missingness(ctx: Context, sq: str) -> Decision | None:
+    """3.4 PN: losses stated to be similar between groups, or per-arm missing shares within
+    ``differential_points`` of each other."""
+    found = _reason_sentences(ctx, sq, "missing_balanced")
+    if found:
+        return _d("PN", "missingness_balanced", found[0], weight=0.65)
+    shares = ctx.flow.missing_shares()
+    if shares and max(shares) - min(shares) < ctx.data.thresholds["differential_points"]:
+        return _d("PN", "similar_missing_shares", *ctx.flow_sentences, weight=0.6)
+    return None
+
+
 # ---------------------------------------------------------------- domain 4
 
 
@@ -409,9 +441,10 @@ def _primary(ctx: Context, sq: str) -> Finding | None:
 
 
 def _outcome_window(f: Finding) -> str:
-    text = f.sentence.text[f.start:]
-    for stop in ("secondary", "Secondary", ";"):
-        i = text.find(stop, 1)
+    """The primary-outcome sentence without what follows "secondary" after the match."""
+    text = f.sentence.text
+    for stop in ("secondary", "Secondary"):
+        i = text.find(stop, f.end)
         if i > 0:
             text = text[:i]
     return text
@@ -532,8 +565,8 @@ def selective_analysis(ctx: Context, sq: str) -> Decision | None:
 def prespecified_result(ctx: Context, sq: str) -> Decision | None:
     """5.2 / 5.3: a single primary outcome (5.2) or analysis (5.3) as planned: N when the plan
     was pre-specified (5.1 Y/PY), PN otherwise."""
-    name = "primary_outcome" if sq == "5.2" else "single_analysis"
-    f = ctx.first(name, sq)
+    names = ("single_outcome", "primary_outcome") if sq == "5.2" else ("single_analysis",)
+    f = next((x for x in (ctx.first(n, sq) for n in names) if x is not None), None)
     if f is None:
         return None
     if ctx.answers.get("5.1") in _YES:
@@ -550,7 +583,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "1.3": (baseline_imbalance, baseline_balanced),
     "2.1": (participants_aware, unblindable_comparison, placebo_controlled),
     "2.2": (deliverers_aware, unblindable_comparison, placebo_controlled),
-    "2.3": (deviation_none, deviation_context),
+    "2.3": (deviation_routine, deviation_context, deviation_none),
     "2.4": (deviation_affects,),
     "2.5": (deviation_balance,),
     "2.6": (per_protocol_primary, itt_analysis, all_analysed),
@@ -558,7 +591,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "3.1": (complete_share, complete_statement),
     "3.2": (robust_to_missing, no_robustness_evidence),
     "3.3": (health_reasons, unrelated_reasons),
-    "3.4": (differential_missingness, health_reasons, unrelated_reasons),
+    "3.4": (differential_missingness, balanced_missingness, health_reasons, unrelated_reasons),
     "4.1": (measurement_inappropriate,),
     "4.2": (measurement_differs,),
     "4.3": (assessors_aware,),
@@ -598,5 +631,3 @@ def rule_names() -> dict[str, list[str]]:
     return {sq: [r.__name__ for r in rules] for sq, rules in RULES.items()}
 
 
-def _unused(*_: Any) -> None:  # pragma: no cover - keeps the import list honest for type checkers
-    return None
