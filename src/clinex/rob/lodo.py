@@ -147,9 +147,9 @@ def leave_one_document_out(
     ----------
     root : str or Path
         Tagtog export folder (``plain.html/``, ``ann.json/``).
-    model : {"sentence", "cues"}
+    model : {"sentence", "cues", "rules"}
         The sentence model is retrained per fold on the other documents; the cue
-        model is fixed.
+        and rules models are fixed.
     gold : str
         Gold annotator (member name).
     train_annotators : sequence of str
@@ -179,8 +179,8 @@ def leave_one_document_out(
     from clinex.rob.iaa import judgement_agreement, load_annotator, span_agreement
     from clinex.rob.train import load_training_corpus, train_sentence_model
 
-    if model not in ("sentence", "cues"):
-        raise InputError(f"unknown model {model!r}; known: sentence, cues", field="model")
+    if model not in ("sentence", "cues", "rules"):
+        raise InputError(f"unknown model {model!r}; known: sentence, cues, rules", field="model")
     root = Path(root)
     gold_dir = root / "ann.json" / "members" / gold
     if not gold_dir.is_dir():
@@ -212,6 +212,10 @@ def leave_one_document_out(
         t0 = time.perf_counter()
         if model == "sentence":
             m = train_sentence_model(root, exclude=[key], params=params, corpus=corpus)
+        elif model == "rules":
+            from clinex.rob.evidence.reasoning import RulesEvidenceModel
+
+            m = RulesEvidenceModel(**(params or {}))
         else:
             from clinex.rob.evidence.cues import CueEvidenceModel
 

@@ -48,7 +48,7 @@ _GAP = r"(?:[\w\-]+ ){0,4}?"
 
 _RANDOMISED = [
     re.compile(rf"\b{_NUM} (?:[\w\-]+ ){{0,3}}?{_WHO} (?:were |was |had been |being )?(?:randomly (?:assigned|allocated)|randomi[sz]ed|underwent randomi[sz]ation|enrolled and randomi[sz]ed)\b", re.I),
-    re.compile(rf"\b{_NUM} (?:were |was |had been )(?:randomly (?:assigned|allocated)|randomi[sz]ed)\b", re.I),
+    re.compile(rf"\b{_NUM} (?:were |was |had been )(?:\w+ly )?(?:randomly (?:assigned|allocated)|randomi[sz]ed)\b", re.I),
     re.compile(rf"\b(?:randomi[sz]ed|randomly (?:assigned|allocated)) (?:a total of )?{_NUM} {_GAP}{_WHO}", re.I),
     re.compile(rf"\b(?:of|among|from) (?:the|all|these)? ?{_NUM} {_GAP}(?:randomi[sz]ed|randomly (?:assigned|allocated))\b", re.I),
     re.compile(rf"\brandomi[sz]ation of {_NUM}\b", re.I),
@@ -75,13 +75,17 @@ _ANALYSED = [
                rf"(?:scans?|assessments?|data|measurements?|samples?|visits?|questionnaires?|follow[- ]?up|scores?|results?|evaluations?|interviews?)\b", re.I),
 ]
 _LOST = re.compile(
-    rf"\b{_NUM} {_GAP}(?:were |was |had been )?(?:lost to follow[- ]?up|withdr[ae]w\w*|dropped out|discontinued|"
+    rf"\b{_NUM} {_GAP}(?:were |was |had been |had |have )?(?:lost to follow[- ]?up|withdr[ae]w\w*|dropped out|discontinued|"
     rf"did not (?:complete|attend|return|provide)|were excluded|was excluded|were not (?:assessed|analy[sz]ed|followed))", re.I)
 _EACH = re.compile(r"\bin (?:each|both) (?:group|arm)s?\b|\bper (?:group|arm)\b", re.I)
 _ARM = re.compile(
     rf"\b{_NUM} (?:{_WHO} )?(?:were )?(?:to|in|into|allocated to|assigned to|receiving) (?:the |a |an )?(?:[\w\-]+ ){{0,3}}?(?:group|arm)\b"
     rf"|\b{_NUM} per (?:group|arm)\b|\(n ?= ?{_NUM}\)|\b{_NUM} to (?:each|both)\b"
     rf"|\b{_NUM} (?:were )?(?:allocated |assigned |randomi[sz]ed )?to (?:the )?[\w\-]+(?: [\w\-]+)?(?= and\b|,|\)|;|\.|$)", re.I)
+# Sample-size and planning sentences ("Assuming a 20% drop-out rate, 100 randomised
+# participants were required") state no flow.
+_PLANNING = re.compile(r"\b(assum\w+|power|sample size|were (required|needed)|would be (required|needed)|"
+                       r"to detect|anticipat\w+|expected (drop|attrition|loss))\b", re.I)
 # "245 (98.8%)": a percentage in brackets after a number is blanked before matching.
 _PERCENT = re.compile(r"\(\s*\d+(?:\.\d+)?\s*%\s*\)|\[\s*\d+(?:\.\d+)?\s*%\s*\]")
 _PERCENT_AFTER = re.compile(r"^\s*\(\s*\d+(?:\.\d+)?\s*%\s*\)")
@@ -189,6 +193,8 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
     """
     out: list[Count] = []
     end = offset + len(text)
+    if _PLANNING.search(text):
+        return out
     text = _PERCENT.sub(lambda m: " " * len(m.group(0)), text)
     for pat in _RANDOMISED:
         m = pat.search(text)
@@ -228,9 +234,11 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
                             pass
                         out.append(Count(_kind(m.group(0)), total, arms, (), offset, end))
                         break
-    m = _LOST.search(text)
-    if m:
-        total = _num(m)
+    lost = [(m, _num(m)) for m in _LOST.finditer(text)]
+    lost = [(m, v) for m, v in lost if v is not None]
+    if lost:
+        m = lost[0][0]
+        total = sum(v for _, v in lost)
         if total is not None:
             per_arm = tuple(
                 v for v in (parse_number(x) for x in re.findall(rf"\b{_NUM} (?:in|from) the\b", text, re.I))

@@ -46,6 +46,8 @@ class Sentence:
     start, end : int
         Offsets into ``Document.text`` (half-open).
     text : str
+        The segment's text with whitespace runs as one space (offsets of findings
+        index this text; evidence offsets are ``start``/``end``).
     section : str
         ``clinex.rob.sections`` label (``"methods"``, ``"results"`` ...; ``"front"``
         before the first heading).

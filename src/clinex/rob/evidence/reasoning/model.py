@@ -24,6 +24,7 @@ document, 22 Aug 2019. Dhrangadhariya A et al. RoBuster. Database 2023 (placards
 from __future__ import annotations
 
 import bisect
+import re
 from pathlib import Path
 
 from clinex.errors import InputError, SchemaError
@@ -45,6 +46,16 @@ __all__ = ["RulesEvidenceModel"]
 CLOSED = frozenset({"1.1", "1.2", "1.3", "2.1", "2.2", "2.6", "3.1", "4.3", "5.1", "5.2", "5.3"})
 
 _BLINDING_ACTOR = {"2.1": ("participants",), "2.2": ("deliverers",), "4.3": ("assessors", "participants")}
+
+
+_SPACE = re.compile(r"\s+")
+_BROKEN_HYPHEN = re.compile(r"(?<=\w)-\s+(?=\w)")
+
+
+def _flat(text: str) -> str:
+    """A segment as the rules read it: whitespace runs as one space, "intention- to- treat"
+    (a PDF line break after a hyphen) as "intention-to-treat"."""
+    return _SPACE.sub(" ", _BROKEN_HYPHEN.sub("-", text)).strip()
 
 
 class RulesEvidenceModel:
@@ -103,7 +114,7 @@ class RulesEvidenceModel:
         for i, (start, end) in enumerate(segment_document(document, max_chars=self.max_chars)):
             k = bisect.bisect_right(starts, start) - 1
             label = sections[k].label if k >= 0 and start < sections[k].end + 1 else "front"
-            out.append(Sentence(i, start, end, document.text[start:end], label or "front"))
+            out.append(Sentence(i, start, end, _flat(document.text[start:end]), label or "front"))
         return out
 
     def _cue_votes(self, sentences: list[Sentence]) -> dict[str, list[tuple[Sentence, str, float, str]]]:
@@ -194,6 +205,11 @@ class RulesEvidenceModel:
             ranked = sorted(votes, key=lambda v: (-v[2], v[0].index))[: self.max_evidence]
             evidence = [self._evidence(document, s, sq, w, f"{cue_name}:{sq}/{rid}") for s, _, w, rid in ranked]
             return answer_from_votes(sq, evidence, [(r, w) for _, r, w, _ in ranked])
+        if d.response == "NA":
+            # not asked: the cue matches are kept for the reader, as assess() keeps evidence
+            ranked = sorted(votes, key=lambda v: (-v[2], v[0].index))[: self.max_evidence]
+            return SQAnswer(sq=sq, response="NA", confidence=1.0, evidence=tuple(
+                self._evidence(document, s, sq, w, f"{cue_name}:{sq}/{rid}") for s, _, w, rid in ranked))
         source = f"{self.name}:{sq}/{d.rule}"
         evidence = [self._evidence(document, s, sq, d.weight, source) for s in d.sentences[: self.max_evidence]]
         used = {s.index for s in d.sentences}

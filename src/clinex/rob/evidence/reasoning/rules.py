@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
 from clinex.rob.algorithm import is_applicable
 from clinex.rob.evidence.reasoning.assertion import AssertionScope
 from clinex.rob.evidence.reasoning.counts import Flow
@@ -342,9 +343,11 @@ def exclusion_share(ctx: Context, sq: str) -> Decision | None:
     if share is None:
         return None
     limit = ctx.data.thresholds["excluded_share"]
+    why = next((f for f in ctx.find("per_protocol", sq) if f.affirmed), None)
+    sents = ([why.sentence] if why else []) + [s for s in ctx.analysis_sentences if why is None or s is not why.sentence]
     if 1 - share > limit:
-        return _d("Y", "substantial_exclusions", *ctx.analysis_sentences, weight=0.75)
-    return _d("N", "few_exclusions", *ctx.analysis_sentences, weight=0.7)
+        return _d("Y", "substantial_exclusions", *sents, weight=0.75)
+    return _d("N", "few_exclusions", *sents, weight=0.7)
 
 
 # ---------------------------------------------------------------- domain 3
