@@ -6,9 +6,10 @@ aware" say the opposite of, or less than, the cue words they hold. medspaCy's
 ConText [2]_ decides it: a blank spaCy English tokenizer, the cue and concept
 matches of one sentence as targets, and the rules of
 ``clinex/resources/rob/assertion_rules.json`` (negations, hedges, pseudo-cues and
-terminators with a direction and a scope in tokens). A modifier inside the target
+terminators with a direction and a scope in tokens). A modifier that starts the target
 itself ("non-blinded", "no drop-outs" written into a cue) is part of the target's
-meaning and is ignored.
+meaning and is ignored, as is one deep inside a long match (after its fourth token); one
+near its start ("allocation was not concealed") counts.
 
 Sentences without any modifier word skip the tokenizer (most sentences of a trial
 report), so a 20-page report takes milliseconds here.
@@ -157,8 +158,11 @@ class AssertionScope:
             if cat not in ("NEGATED_EXISTENCE", "POSSIBLE_EXISTENCE"):
                 continue
             ms, me = mod.modifier_span
-            if target.start <= ms and me <= target.end:
-                continue  # the cue is part of the target ("non-blinded")
+            if ms == target.start or ms - target.start > 3:
+                # a cue that starts the target is part of its meaning ("non-blinded",
+                # "no drop-outs"); one deep inside a long match is about something else
+                # ("after learning that they had not been allocated")
+                continue
             rule_id = (mod.rule.metadata or {}).get("id", mod.rule.literal)
             found.setdefault((target.start, target.end), {}).setdefault(cat, rule_id)
         out = []

@@ -57,7 +57,7 @@ _RANDOMISED = [
 _ANALYSED_WORDS = re.compile(
     r"\b(analy[sz]ed|analy[sz]is|analyses|included|completed|provided|outcome data|followed[- ]up|follow[- ]up|"
     r"assessed|available|contributed|evaluable|finished|remained|obtained|population|leaving|result|results|"
-    r"scans?|samples?|data)\b", re.I)
+    r"scans?|samples?|data|scores?|measured|measurements?|visits?|questionnaires?)\b", re.I)
 _ANALYSIS_WORDS = re.compile(r"\b(analy[sz]ed|analy[sz]is|analyses|population|leaving|evaluable)\b", re.I)
 _PAIR = re.compile(rf"\b{_NUM} (?:of|out of|/) (?:the )?{_NUM}\b", re.I)
 _ANALYSED = [

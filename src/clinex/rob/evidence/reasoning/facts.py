@@ -113,9 +113,10 @@ class BlindingStatement:
 
 
 def _clean(pattern: str) -> str:
-    """Join a block pattern's lines; ``[^.]`` / ``[^.;]`` also step over decimal points ("4.1")."""
+    """Join a block pattern's lines; ``[^.]`` / ``[^.;]`` also step over a dot not
+    followed by a space ("4.1", "ClinicalTrials.gov")."""
     out = re.sub(r"\n\s*", "", pattern).strip()
-    return out.replace("[^.;]", "(?:[^.;]|\\.(?=\\d))").replace("[^.]", "(?:[^.]|\\.(?=\\d))")
+    return out.replace("[^.;]", "(?:[^.;]|\\.(?=\\S))").replace("[^.]", "(?:[^.]|\\.(?=\\S))")
 
 
 class ReasoningData:
@@ -205,8 +206,17 @@ _NEG_WORD = re.compile(r"\b(?:not|no|never|neither|nor)\b|n't\b", re.I)
 _NEITHER = re.compile(r"^\W*(?:and )?(?:neither|nor)\b", re.I)
 
 
+_LEADING_SUBCLAUSE = re.compile(r"^\W*(?:although|though|while|whilst|whereas|because|since|as)\b[^,;]*,", re.I)
+
+
 def _clauses(text: str) -> list[tuple[int, int]]:
-    cuts = [0] + [m.start() for m in _CLAUSE.finditer(text)] + [len(text)]
+    """Clauses of a sentence: cut at ";", contrast words, and after a leading
+    subordinate clause ("Although clinicians knew the allocation, the outcome ...")."""
+    cuts = [0] + [m.start() for m in _CLAUSE.finditer(text) if m.start() > 0] + [len(text)]
+    lead = _LEADING_SUBCLAUSE.match(text)
+    if lead:
+        cuts.append(lead.end())
+    cuts = sorted(set(cuts))
     return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
 
 

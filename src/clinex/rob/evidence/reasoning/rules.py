@@ -323,8 +323,13 @@ def itt_analysis(ctx: Context, sq: str) -> Decision | None:
         return None
     if f.assertion.negated:
         return _d("N", "itt_negated", f, weight=0.8)
-    if ctx.first("mitt", sq):
-        return _d("PY", "modified_itt", ctx.first("mitt", sq), weight=0.7)
+    m = ctx.first("mitt", sq)
+    if m:
+        if ctx.first("mitt_dosed", sq) is not None:
+            # guidance 2.6: leaving out randomised participants who never started the
+            # intervention is not an analysis of all randomised participants
+            return _d("PN", "modified_itt_excludes_undosed", m, ctx.first("mitt_dosed", sq), weight=0.7)
+        return _d("PY", "modified_itt", m, weight=0.7)
     return _d("Y", "intention_to_treat", f, weight=0.9, hedged=_hedged(f))
 
 
