@@ -21,7 +21,7 @@ def assess_cmd(
     output: str = typer.Option(..., "--output", "-o", help="Output folder (created with the first file written)."),
     model: str = typer.Option(
         "auto", "--model", "-m",
-        help="Evidence model: auto, cues, sentence, or a model file (see 'clinex rob train').",
+        help="Evidence model: auto (= rules), rules, cues, sentence, or a model file (see 'clinex rob train').",
     ),
     multiple_some_concerns_high: int = typer.Option(
         None, "--multiple-some-concerns-high", min=2,
@@ -327,7 +327,7 @@ def train_cmd(
 @app.command("evaluate")
 def evaluate_cmd(
     corpus: str = typer.Argument(..., help="Annotated corpus: a tagtog export folder."),
-    model: str = typer.Option("sentence", "--model", "-m", help="sentence (retrained per fold) or cues."),
+    model: str = typer.Option("sentence", "--model", "-m", help="sentence (retrained per fold), rules or cues."),
     gold: str = typer.Option("roger-annotation", "--gold", help="Gold annotator (member name)."),
     annotator: list[str] = typer.Option(
         ["roger-annotation"], "--annotator", "-a",

@@ -114,7 +114,7 @@ class AssertionScope:
         self._any = re.compile(r"(?<![\w])(?:" + "|".join(sorted(map(re.escape, words), key=len, reverse=True))
                                + r")(?![\w])", re.I)
 
-    def check(self, text: str, targets: Sequence[tuple[int, int]]) -> list[Assertion]:
+    def check(self, text: str, targets: Sequence[tuple[int, int]], *, inner: bool = True) -> list[Assertion]:
         """Assert each target of one sentence.
 
         Parameters
@@ -123,6 +123,9 @@ class AssertionScope:
             The sentence.
         targets : sequence of (int, int)
             Character offsets into ``text`` (half-open) of the cue or concept matches.
+        inner : bool, default True
+            Whether a cue inside a target (within its first four tokens, not its first)
+            counts; False: only cues outside the targets count.
 
         Returns
         -------
@@ -158,7 +161,8 @@ class AssertionScope:
             if cat not in ("NEGATED_EXISTENCE", "POSSIBLE_EXISTENCE"):
                 continue
             ms, me = mod.modifier_span
-            if ms == target.start or ms - target.start > 3:
+            inside = target.start <= ms < target.end
+            if inside and (ms == target.start or ms - target.start > 3 or not inner):
                 # a cue that starts the target is part of its meaning ("non-blinded",
                 # "no drop-outs"); one deep inside a long match is about something else
                 # ("after learning that they had not been allocated")

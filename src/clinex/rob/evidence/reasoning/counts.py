@@ -57,7 +57,8 @@ _RANDOMISED = [
 _ANALYSED_WORDS = re.compile(
     r"\b(analy[sz]ed|analy[sz]is|analyses|included|completed|provided|outcome data|followed[- ]up|follow[- ]up|"
     r"assessed|available|contributed|evaluable|finished|remained|obtained|population|leaving|result|results|"
-    r"scans?|samples?|data|scores?|measured|measurements?|visits?|questionnaires?)\b", re.I)
+    r"scans?|samples?|data|scores?|measured|measurements?|visits?|questionnaires?|returned|diary|diaries|"
+    r"surveillance|ascertained|known|tested)\b", re.I)
 _ANALYSIS_WORDS = re.compile(r"\b(analy[sz]ed|analy[sz]is|analyses|population|leaving|evaluable)\b", re.I)
 _PAIR = re.compile(rf"\b{_NUM} (?:of|out of|/) (?:the )?{_NUM}\b", re.I)
 _ANALYSED = [
@@ -195,7 +196,7 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
     end = offset + len(text)
     if _PLANNING.search(text):
         return out
-    text = _PERCENT.sub(lambda m: " " * len(m.group(0)), text)
+    text = re.sub(r" {2,}", " ", _PERCENT.sub("", text))
     for pat in _RANDOMISED:
         m = pat.search(text)
         if m:
@@ -218,7 +219,7 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
         elif len(pairs) >= 2 and len({b for _, b in pairs}) <= len(pairs):
             out.append(Count(_kind(text), sum(a for a, _ in pairs), tuple(a for a, _ in pairs),
                              tuple(b for _, b in pairs), offset, end))
-        elif len(pairs) == 1 and not any(c.kind == "randomised" for c in out):
+        elif len(pairs) == 1 and (not out or out[0].total == pairs[0][1]):
             a, b = pairs[0]
             arms = _arms(text)
             out.append(Count(_kind(text), a, arms if sum(arms) == a else (), (b,), offset, end))
@@ -228,10 +229,12 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
                 if m:
                     total = _num(m)
                     if total is not None and total > 0:
-                        rest = text[m.end():]
-                        arms = _arms(rest)
-                        if not arms and _EACH.search(rest[:40]):
-                            pass
+                        first = next(i for i in range(1, (m.lastindex or 1) + 1) if m.group(i) is not None)
+                        arms = _arms(text[m.start(first):])
+                        if len(arms) >= 2 and arms[0] == total:
+                            total = sum(arms)  # "57 participants in the training group and 58 in ..."
+                        elif arms and sum(arms) != total:
+                            arms = ()
                         out.append(Count(_kind(m.group(0)), total, arms, (), offset, end))
                         break
     lost = [(m, _num(m)) for m in _LOST.finditer(text)]

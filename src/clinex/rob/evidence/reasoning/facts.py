@@ -136,6 +136,8 @@ class ReasoningData:
     actors : dict of str to re.Pattern
     actor_also : dict of str to tuple of str
     blinding : list of (dict, re.Pattern)
+    inner_negation : frozenset of str
+        Patterns whose negation may stand inside the match.
 
     Raises
     ------
@@ -150,7 +152,8 @@ class ReasoningData:
         self.actors = {k: re.compile(_clean(v), re.I) for k, v in data["actors"].items()}
         self.actor_also = {k: tuple(v) for k, v in (data.get("actor_also") or {}).items()}
         self.blinding = [(c, re.compile(_clean(c["pattern"]), re.I)) for c in data["blinding"]]
-        skip = {"version", "name", "sections", "thresholds", "actors", "actor_also", "blinding"}
+        self.inner_negation = frozenset(data.get("inner_negation") or ())
+        skip = {"version", "name", "sections", "thresholds", "actors", "actor_also", "blinding", "inner_negation"}
         self.patterns = {k: re.compile(_clean(v), re.I) for k, v in data.items()
                          if k not in skip and isinstance(v, str)}
 
@@ -194,7 +197,7 @@ def find(data: ReasoningData, scope: AssertionScope, name: str,
     for s in sentences:
         m = pat.search(s.text)
         if m:
-            (a,) = scope.check(s.text, [(m.start(), m.end())])
+            (a,) = scope.check(s.text, [(m.start(), m.end())], inner=name in data.inner_negation)
             out.append(Finding(name, s, m.start(), m.end(), a))
     return out
 

@@ -40,6 +40,7 @@ A question RoB 2 does not ask given the earlier answers ("If Y/PY to ...") is NA
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -391,13 +392,17 @@ def no_robustness_evidence(ctx: Context, sq: str) -> Decision | None:
               weight=0.7)
 
 
-_MISSING_WORDS = ("lost", "losses", "loss to", "withdr", "dropped", "drop-out", "dropout", "discontinu", "missing",
-                  "did not complete", "did not attend", "did not return", "excluded", "reasons")
+_MISSING = re.compile(
+    r"\b(lost|losses|loss to|withdr\w*|drop(ped)?[- ]?outs?|discontinu\w*|missing|missed|stopped|excluded|"
+    r"did not (complete|attend|return|provide)|not (tested|assessed|available|followed|contacted)|"
+    r"without (an? )?([\w-]+ ){0,2}(data|scores?|assessments?|follow[- ]?up|outcomes?|tests?|scans?|diar(y|ies))|"
+    r"no follow[- ]?up|reasons?)\b", re.I)
 
 
 def _reason_sentences(ctx: Context, sq: str, name: str) -> list[Finding]:
     return [f for f in ctx.find(name, sq)
-            if f.affirmed and any(w in f.sentence.text.lower() for w in _MISSING_WORDS)]
+            if (f.affirmed or f.assertion.cue == "rob.assertion.v1:neg.without")
+            and _MISSING.search(f.sentence.text)]  # "the 20 pupils without a score had moved"
 
 
 def health_reasons(ctx: Context, sq: str) -> Decision | None:
@@ -449,13 +454,14 @@ def _primary(ctx: Context, sq: str) -> Finding | None:
 
 
 def _outcome_window(f: Finding) -> str:
-    """The primary-outcome sentence without what follows "secondary" after the match."""
+    """The primary-outcome clause (the sentence cut at ";") without what follows
+    "secondary" after the match."""
     text = f.sentence.text
-    for stop in ("secondary", "Secondary"):
-        i = text.find(stop, f.end)
-        if i > 0:
-            text = text[:i]
-    return text
+    a = text.rfind(";", 0, f.start) + 1
+    b = text.find(";", f.end)
+    text = text[a: b if b >= 0 else len(text)]
+    i = text.lower().find("secondary", f.end - a)
+    return text[:i] if i > 0 else text
 
 
 def outcome_kind(ctx: Context) -> tuple[str | None, Finding | None]:
