@@ -58,7 +58,7 @@ _ANALYSED_WORDS = re.compile(
     r"\b(analy[sz]ed|analy[sz]is|analyses|included|completed|provided|outcome data|followed[- ]up|follow[- ]up|"
     r"assessed|available|contributed|evaluable|finished|remained|obtained|population|leaving|result|results|"
     r"scans?|samples?|data|scores?|measured|measurements?|visits?|questionnaires?|returned|diary|diaries|"
-    r"surveillance|ascertained|known|tested)\b", re.I)
+    r"surveillance|ascertained|known|tested|examined|seen|interviewed|evaluated|contacted|followed)\b", re.I)
 _ANALYSIS_WORDS = re.compile(r"\b(analy[sz]ed|analy[sz]is|analyses|population|leaving|evaluable)\b", re.I)
 _PAIR = re.compile(rf"\b{_NUM} (?:of|out of|/) (?:the )?{_NUM}\b", re.I)
 _ANALYSED = [
@@ -72,12 +72,16 @@ _ANALYSED = [
     re.compile(rf"\b(?:data|results?|scans?|samples?|measurements?|assessments?|scores?|questionnaires?)\b[^.;]{{0,40}}?"
                rf"\b(?:were |was )?(?:available|obtained|collected|completed|returned|recorded) (?:for|from|in|on|by) (?:all )?{_NUM}\b", re.I),
     re.compile(rf"\b(?:completed|assessed|followed up|returned) by {_NUM}\b", re.I),
+    re.compile(rf"\b{_NUM} (?:{_WHO} )?(?:were |was )(?:examined|assessed|seen|reviewed|interviewed|tested|measured|"
+               rf"followed up|evaluated|scanned|contacted)\b", re.I),
     re.compile(rf"\b{_NUM} (?:{_WHO} )?(?:had|provided|contributed|completed|returned|attended|underwent) (?:a |an |the |their )?(?:[\w\-]+ ){{0,3}}?"
                rf"(?:scans?|assessments?|data|measurements?|samples?|visits?|questionnaires?|follow[- ]?up|scores?|results?|evaluations?|interviews?)\b", re.I),
 ]
 _LOST = re.compile(
     rf"\b{_NUM} {_GAP}(?:were |was |had been |had |have )?(?:lost to follow[- ]?up|withdr[ae]w\w*|dropped out|discontinued|"
     rf"did not (?:complete|attend|return|provide)|were excluded|was excluded|were not (?:assessed|analy[sz]ed|followed))", re.I)
+_EXCLUDED = re.compile(
+    rf"\b{_NUM} (?:[\w\-]+ ){{0,8}}?(?:were |was |had been )?(?:excluded|removed) from (?:the |all )?(?:[\w\-]+ ){{0,2}}?analys[ie]s\b", re.I)
 _EACH = re.compile(r"\bin (?:each|both) (?:group|arm)s?\b|\bper (?:group|arm)\b", re.I)
 _ARM = re.compile(
     rf"\b{_NUM} (?:{_WHO} )?(?:were )?(?:to|in|into|allocated to|assigned to|receiving) (?:the |a |an )?(?:[\w\-]+ ){{0,3}}?(?:group|arm)\b"
@@ -188,6 +192,8 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
     -------
     list of Count
         Kinds ``randomised``, ``outcome`` (participants with outcome data),
+        ``excluded`` (left out of the analysis: "38 participants ... excluded from the
+        primary analysis"),
         ``analysis`` (participants in the analysis: "included in the analysis",
         "the per-protocol population comprised", "leaving 119") and ``lost``; at most
         one of each kind per sentence.
@@ -213,6 +219,13 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
             a, b = parse_number(m.group(1)), parse_number(m.group(2))
             if a is not None and b is not None and 0 <= a <= b and b > 1:
                 pairs.append((a, b))
+        if len(pairs) >= 3:
+            # "99 of 102 ... and 97 of 102 ... (196 of 204)": a pair that sums the others
+            for i, (a, b) in enumerate(pairs):
+                rest = pairs[:i] + pairs[i + 1:]
+                if a == sum(x for x, _ in rest) and b == sum(y for _, y in rest):
+                    pairs = rest
+                    break
         leaving = [v for v in (parse_number(x) for x in re.findall(rf"\bleaving {_NUM}\b", text, re.I)) if v is not None]
         if len(leaving) >= 2:
             out.append(Count("analysis", sum(leaving), tuple(leaving), (), offset, end))
@@ -237,8 +250,11 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
                             arms = ()
                         out.append(Count(_kind(m.group(0)), total, arms, (), offset, end))
                         break
+    ex = [v for v in (_num(m) for m in _EXCLUDED.finditer(text)) if v]
+    if ex:
+        out.append(Count("excluded", sum(ex), (), (), offset, end))
     lost = [(m, _num(m)) for m in _LOST.finditer(text)]
-    lost = [(m, v) for m, v in lost if v is not None]
+    lost = [(m, v) for m, v in lost if v]  # "No child withdrew ..." states no loss
     if lost:
         m = lost[0][0]
         total = sum(v for _, v in lost)
@@ -364,7 +380,11 @@ def flow(counts: Sequence[Count]) -> Flow:
                     r - sum(x.per_arm[i] for x in lost) for i, r in enumerate(f.randomised_arms)
                 )
     a = _pick(f, anal)
-    if a is not None:
+    excluded = [c for c in counts if c.kind == "excluded"]
+    if a is None and excluded and f.randomised and sum(c.total or 0 for c in excluded) < f.randomised:
+        f.analysed = f.randomised - sum(c.total or 0 for c in excluded)
+        f.analysis_evidence = [(rand[0].start, rand[0].end)] + [(c.start, c.end) for c in excluded]
+    elif a is not None:
         f.analysed = sum(a.per_arm) if a.per_arm and a.of_arm else a.total
         f.analysis_evidence = ([(rand[0].start, rand[0].end)] if rand else []) + [(a.start, a.end)]
     else:

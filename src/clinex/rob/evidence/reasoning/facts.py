@@ -203,8 +203,7 @@ def find(data: ReasoningData, scope: AssertionScope, name: str,
 
 
 _CLAUSE = re.compile(r";|\b(?:but|however|whereas|while|whilst|although|though)\b", re.I)
-_CONTRAST = re.compile(r"^\W*(?:but|however|whereas|while|whilst|although|though)\b", re.I)
-_ELLIPSIS = re.compile(r"\b(?:were|was|did|had|are|is)(?: not| too| also| as well)?\s*[.,;:)]*\s*$", re.I)
+_ELLIPSIS = re.compile(r"\b(?:were|was|did|had|are|is)(?: not| too| also| as well| likewise)?\s*(?:[.,;:)]|$)", re.I)
 _NEG_WORD = re.compile(r"\b(?:not|no|never|neither|nor)\b|n't\b", re.I)
 _NEITHER = re.compile(r"^\W*(?:and )?(?:neither|nor)\b", re.I)
 
@@ -223,16 +222,57 @@ def _clauses(text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
 
 
-def _actors_in(data: ReasoningData, text: str) -> list[str]:
-    found = []
+def _actor_mentions(data: ReasoningData, text: str) -> list[tuple[int, int, str]]:
+    out = []
     for actor, pat in data.actors.items():
         for m in pat.finditer(text):
             word = m.group(0).lower()
-            extra = data.actor_also.get(word)
-            for a in extra or (actor,):
-                if a not in found:
-                    found.append(a)
-    return found
+            for a in data.actor_also.get(word) or (actor,):
+                out.append((m.start(), m.end(), a))
+    return sorted(out)
+
+
+def _actors_in(data: ReasoningData, text: str) -> list[str]:
+    """Actors named in ``text``, in order of mention."""
+    return list(dict.fromkeys(a for _, _, a in _actor_mentions(data, text)))
+
+
+# A word after a concept that keeps it predicative ("masked to allocation") or about the
+# trial ("a double-blind trial"); any other word makes the concept an adjective of that
+# word ("masked syringes", "unblinded pharmacists"): about an actor only if the word is one.
+_PREDICATIVE = frozenset({
+    "to", "by", "for", "and", "or", "as", "at", "in", "on", "during", "throughout", "until", "with",
+    "from", "regarding", "about", "of", "but", "trial", "trials", "study", "studies", "design",
+    "fashion", "manner", "conditions", "setting", "rct", "comparison", "phase", "randomised",
+    "randomized", "multicentre", "multicenter", "parallel", "controlled", "placebo", "crossover",
+    "pilot", "period", "treatment", "throughout", "were", "was", "is", "are", "the", "a", "an",
+})
+
+
+#: Concepts that may stand before a noun as its adjective.
+_ADJECTIVAL = frozenset({"blinded", "open_label", "double_blind", "triple_blind", "single_blind"})
+
+
+def _adjective_of(data: ReasoningData, text: str, end: int) -> list[str] | None:
+    """None when the concept ending at ``end`` is predicative; else the actors it
+    qualifies (empty: it qualifies something else)."""
+    if re.search(r"\bto\s+$", text[max(0, end - 20):end].rsplit(" ", 1)[0] + " "):
+        return None  # "not possible to blind patients": a verb, its object is named in the clause
+    starts = []
+    pos = end
+    for _ in range(3):  # the noun phrase after the concept: "blinded central adjudication committee"
+        m = re.match(r"[ \t-]*([A-Za-z][\w-]*)", text[pos:])
+        if m is None or m.group(1).lower() in _PREDICATIVE:
+            break
+        starts.append(pos + m.start(1))
+        pos += m.end()
+    if not starts:
+        return None
+    mentions = [(s, a) for s, _, a in _actor_mentions(data, text) if s in starts]
+    if not mentions:
+        return []
+    first = min(s for s, _ in mentions)
+    return [a for s, a in mentions if s == first]
 
 
 def blinding_statements(data: ReasoningData, scope: AssertionScope,
@@ -262,33 +302,37 @@ def blinding_statements(data: ReasoningData, scope: AssertionScope,
             continue
         matches.sort(key=lambda x: x[1])
         assertions = scope.check(s.text, [(b, e) for _, b, e in matches])
-        prev: bool | None = None
+        base: bool | None = None  # what the last concept means when affirmed (blinded?)
         clauses = _clauses(s.text)
         for cs, ce in clauses:
             clause = s.text[cs:ce]
             here = [(c, b, e, a) for (c, b, e), a in zip(matches, assertions) if cs <= b < ce]
             named = _actors_in(data, clause)
             if not here:
-                if prev is not None and named and _ELLIPSIS.search(clause):
-                    negated = bool(_NEG_WORD.search(clause))
-                    if _NEITHER.search(clause):
-                        value = False if prev is False else not prev
-                    elif _CONTRAST.search(clause):
-                        value = prev if negated else not prev
-                    else:
-                        value = (not prev) if negated else prev
+                if base is not None and named and _ELLIPSIS.search(clause):
+                    # the clause repeats the last concept ("..., but patients were." /
+                    # "...; assessors were not." / "and neither were the assessors")
+                    negated = bool(_NEG_WORD.search(clause)) or bool(_NEITHER.search(clause))
+                    value = base != negated
                     out.extend(BlindingStatement(a, value, False, False, "ellipsis", s) for a in named)
-                    prev = value
                 continue
-            for concept, _b, _e, a in here:
+            for concept, b, e, a in here:
+                if concept["id"] == "blinded" and not a.negated and s.text[b:e].lower().endswith("ing"):
+                    continue  # the noun alone ("Randomisation and masking") states nothing
                 value = bool(concept["blinded"]) != a.negated
-                implied = bool(concept.get("implied")) and not named
-                actors = named or list(concept.get("actors") or [])
+                qualified = (_adjective_of(data, s.text, e)
+                             if concept["id"] in _ADJECTIVAL and re.search(r"(blind|blinded|masked|label)$", s.text[b:e], re.I)
+                             else None)
+                if qualified is not None and not qualified:
+                    continue  # "masked syringes", "unblinded pharmacists": nobody we ask about
+                near = qualified or named
+                implied = bool(concept.get("implied")) and not near
+                actors = near or list(concept.get("actors") or [])
                 if not actors:
                     # "Blinding was not possible": nobody named, about those who could
                     # have been blinded (RoB 2 guidance reads it for 2.1 and 2.2).
                     actors, implied = ["participants", "deliverers"], True
                 for actor in actors:
                     out.append(BlindingStatement(actor, value, a.hedged, implied, concept["id"], s))
-                prev = value
+                base = bool(concept["blinded"])
     return out
