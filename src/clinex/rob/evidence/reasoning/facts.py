@@ -245,7 +245,7 @@ _PREDICATIVE = frozenset({
     "from", "regarding", "about", "of", "but", "trial", "trials", "study", "studies", "design",
     "fashion", "manner", "conditions", "setting", "rct", "comparison", "phase", "randomised",
     "randomized", "multicentre", "multicenter", "parallel", "controlled", "placebo", "crossover",
-    "pilot", "period", "treatment", "throughout", "were", "was", "is", "are", "the", "a", "an",
+    "pilot", "period", "treatment", "were", "was", "is", "are", "the", "a", "an",
 })
 
 
