@@ -58,8 +58,10 @@ _ANALYSED_WORDS = re.compile(
     r"\b(analy[sz]ed|analy[sz]is|analyses|included|completed|provided|outcome data|followed[- ]up|follow[- ]up|"
     r"assessed|available|contributed|evaluable|finished|remained|obtained|population|leaving|result|results|"
     r"scans?|samples?|data|scores?|measured|measurements?|visits?|questionnaires?|returned|diary|diaries|"
-    r"surveillance|ascertained|known|tested|examined|seen|interviewed|evaluated|contacted|followed)\b", re.I)
-_ANALYSIS_WORDS = re.compile(r"\b(analy[sz]ed|analy[sz]is|analyses|population|leaving|evaluable)\b", re.I)
+    r"surveillance|ascertained|known|tested|examined|seen|interviewed|evaluated|contacted|followed|excluded|"
+    r"comprised|set|per[- ]protocol)\b", re.I)
+_ANALYSIS_WORDS = re.compile(r"\b(analy[sz]ed|analy[sz]is|analyses|population|leaving|evaluable|per[- ]protocol|"
+                             r"analysis set|full analysis)\b", re.I)
 _PAIR = re.compile(rf"\b{_NUM} (?:of|out of|/) (?:the )?{_NUM}\b", re.I)
 _ANALYSED = [
     re.compile(rf"\b{_NUM} {_GAP}(?:were |was )?(?:included in (?:the )?(?:primary |final |efficacy |main )?analys[ie]s|analy[sz]ed|"
@@ -68,8 +70,9 @@ _ANALYSED = [
                rf"(?:were |was )?available for (?:the )?(?:primary )?(?:analysis|outcome|follow[- ]?up)|"
                rf"(?:were |was )?assessed (?:at|for) (?:the )?(?:primary|final|\d+))", re.I),
     re.compile(rf"\b(?:analy[sz]ed|analys[ie]s (?:included|comprised)|(?:population|analysis) (?:comprised|included|consisted of)|"
-               rf"which (?:therefore )?included|leaving) (?:all )?{_NUM}\b", re.I),
-    re.compile(rf"\b(?:data|results?|scans?|samples?|measurements?|assessments?|scores?|questionnaires?)\b[^.;]{{0,40}}?"
+               rf"which (?:therefore )?(?:included|comprised)|leaving) (?:all )?{_NUM}\b", re.I),
+    re.compile(rf"\b(?:data|results?|scans?|samples?|measurements?|assessments?|scores?|questionnaires?|records?|"
+               rf"information|status|values?)\b[^.;]{{0,40}}?"
                rf"\b(?:were |was )?(?:available|obtained|collected|completed|returned|recorded) (?:for|from|in|on|by) (?:all )?{_NUM}\b", re.I),
     re.compile(rf"\b(?:completed|assessed|followed up|returned) by {_NUM}\b", re.I),
     re.compile(rf"\b{_NUM} (?:{_WHO} )?(?:were |was )(?:examined|assessed|seen|reviewed|interviewed|tested|measured|"
@@ -81,7 +84,7 @@ _LOST = re.compile(
     rf"\b{_NUM} {_GAP}(?:were |was |had been |had |have )?(?:lost to follow[- ]?up|withdr[ae]w\w*|dropped out|discontinued|"
     rf"did not (?:complete|attend|return|provide)|were excluded|was excluded|were not (?:assessed|analy[sz]ed|followed))", re.I)
 _EXCLUDED = re.compile(
-    rf"\b{_NUM} (?:[\w\-]+ ){{0,8}}?(?:were |was |had been )?(?:excluded|removed) from (?:the |all )?(?:[\w\-]+ ){{0,2}}?analys[ie]s\b", re.I)
+    rf"\b{_NUM} [^.;]{{0,160}}?(?:were |was |had been )?(?:excluded|removed) from (?:the |all )?(?:[\w\-]+ ){{0,2}}?(?:analys[ie]s|set|population)\b", re.I)
 _EACH = re.compile(r"\bin (?:each|both) (?:group|arm)s?\b|\bper (?:group|arm)\b", re.I)
 _ARM = re.compile(
     rf"\b{_NUM} (?:{_WHO} )?(?:were )?(?:to|in|into|allocated to|assigned to|receiving) (?:the |a |an )?(?:[\w\-]+ ){{0,3}}?(?:group|arm)\b"
@@ -91,6 +94,13 @@ _ARM = re.compile(
 # participants were required") state no flow.
 _PLANNING = re.compile(r"\b(assum\w+|power|sample size|were (required|needed)|would be (required|needed)|"
                        r"to detect|anticipat\w+|expected (drop|attrition|loss))\b", re.I)
+_PCTS = re.compile(r"\b\d{1,6} \(\s*(\d+(?:\.\d+)?)\s*%\s*\)")
+
+
+def _pcts(raw: str) -> tuple[float, ...]:
+    return tuple(float(x) for x in _PCTS.findall(raw))
+
+
 # "245 (98.8%)": a percentage in brackets after a number is blanked before matching.
 _PERCENT = re.compile(r"\(\s*\d+(?:\.\d+)?\s*%\s*\)|\[\s*\d+(?:\.\d+)?\s*%\s*\]")
 _PERCENT_AFTER = re.compile(r"^\s*\(\s*\d+(?:\.\d+)?\s*%\s*\)")
@@ -142,6 +152,9 @@ class Count:
         Per-arm denominators of "a of b" pairs (randomised per arm).
     start, end : int
         The sentence's offsets into the document text.
+    percents : tuple of float
+        Percentages given in brackets after numbers of the statement ("141 (90%) and
+        142 (92%)"), in text order; the share when the randomised number is not given.
     """
 
     kind: str
@@ -150,6 +163,7 @@ class Count:
     of_arm: tuple[int, ...] = ()
     start: int = 0
     end: int = 0
+    percents: tuple[float, ...] = ()
 
 
 def _num(m: re.Match[str]) -> int | None:
@@ -202,6 +216,7 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
     end = offset + len(text)
     if _PLANNING.search(text):
         return out
+    raw = text
     text = re.sub(r" {2,}", " ", _PERCENT.sub("", text))
     for pat in _RANDOMISED:
         m = pat.search(text)
@@ -223,8 +238,9 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
             # "99 of 102 ... and 97 of 102 ... (196 of 204)": a pair that sums the others
             for i, (a, b) in enumerate(pairs):
                 rest = pairs[:i] + pairs[i + 1:]
-                if a == sum(x for x, _ in rest) and b == sum(y for _, y in rest):
-                    pairs = rest
+                if a == sum(x for x, _ in rest):
+                    # the arms' denominators may be a subset ("265 of 269 ... (398 of 412 randomised)")
+                    pairs = rest if b == sum(y for _, y in rest) else [(a, b)]
                     break
         leaving = [v for v in (parse_number(x) for x in re.findall(rf"\bleaving {_NUM}\b", text, re.I)) if v is not None]
         if len(leaving) >= 2:
@@ -244,11 +260,18 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
                     if total is not None and total > 0:
                         first = next(i for i in range(1, (m.lastindex or 1) + 1) if m.group(i) is not None)
                         arms = _arms(text[m.start(first):])
-                        if len(arms) >= 2 and arms[0] == total:
+                        two = re.match(rf"\s*(?:and|vs\.?|versus|v)\s+{_NUM}\b", text[m.end(first):])
+                        second = parse_number(two.group(1)) if two and not arms else None
+                        if second is not None:  # "available for 141 and 142 participants, respectively"
+                            arms, total = (total, second), total + second
+                        elif len(arms) >= 2 and arms[0] == total:
                             total = sum(arms)  # "57 participants in the training group and 58 in ..."
                         elif arms and sum(arms) != total:
                             arms = ()
-                        out.append(Count(_kind(m.group(0)), total, arms, (), offset, end))
+                        kind = "analysis" if _ANALYSIS_WORDS.search(m.group(0)) or (
+                            _ANALYSIS_WORDS.search(text) and not re.search(r"\b(data|available|obtained)\b", text, re.I)
+                        ) else "outcome"
+                        out.append(Count(kind, total, arms, (), offset, end, _pcts(raw) if total else ()))
                         break
     ex = [v for v in (_num(m) for m in _EXCLUDED.finditer(text)) if v]
     if ex:
@@ -296,9 +319,14 @@ class Flow:
     evidence: list[tuple[int, int]] = field(default_factory=list)
     analysis_evidence: list[tuple[int, int]] = field(default_factory=list)
 
+    outcome_percents: tuple[float, ...] = ()
+
     @property
     def share(self) -> float | None:
-        """Participants with outcome data / randomised, or None when either is unknown."""
+        """Participants with outcome data / randomised; without a randomised number the
+        mean of the percentages the report gives with the outcome numbers; else None."""
+        if not self.randomised and self.outcome_percents:
+            return sum(self.outcome_percents) / len(self.outcome_percents) / 100
         if not self.randomised or self.outcome is None or self.outcome > self.randomised:
             return None
         return self.outcome / self.randomised
@@ -361,6 +389,7 @@ def flow(counts: Sequence[Count]) -> Flow:
     if c is not None:
         f.outcome = sum(c.per_arm) if c.per_arm and c.of_arm else c.total
         f.outcome_arms = c.per_arm
+        f.outcome_percents = c.percents
         if c.of_arm and (f.randomised is None or not f.randomised_arms):
             if len(c.of_arm) >= 2:
                 f.randomised_arms = c.of_arm

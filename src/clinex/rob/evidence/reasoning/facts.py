@@ -249,6 +249,8 @@ _PREDICATIVE = frozenset({
 })
 
 
+_WHEN = re.compile(r"\b(before|after|until|prior to|at the time of|following)\s+(the\s+)?([\w-]+\s+){0,4}$", re.I)
+
 #: Concepts that may stand before a noun as its adjective.
 _ADJECTIVAL = frozenset({"blinded", "open_label", "double_blind", "triple_blind", "single_blind"})
 
@@ -319,6 +321,8 @@ def blinding_statements(data: ReasoningData, scope: AssertionScope,
             for concept, b, e, a in here:
                 if concept["id"] == "blinded" and not a.negated and s.text[b:e].lower().endswith("ing"):
                     continue  # the noun alone ("Randomisation and masking") states nothing
+                if _WHEN.search(s.text[max(0, b - 40):b]):
+                    continue  # "before unblinding", "until the allocation was unmasked": a time
                 value = bool(concept["blinded"]) != a.negated
                 qualified = (_adjective_of(data, s.text, e)
                              if concept["id"] in _ADJECTIVAL and re.search(r"(blind|blinded|masked|label)$", s.text[b:e], re.I)

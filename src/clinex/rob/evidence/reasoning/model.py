@@ -49,6 +49,8 @@ _BLINDING_ACTOR = {"2.1": ("participants",), "2.2": ("deliverers",), "4.3": ("as
 
 
 _SPACE = re.compile(r"\s+")
+# A run-in label just before a segment (structured abstracts, CONSORT sub-headings).
+_RUN_IN = re.compile(r"(?:^|[\n.])\s*([A-Z][A-Za-z /-]{2,40}):\s*$")
 _BROKEN_HYPHEN = re.compile(r"(?<=\w)-\s+(?=\w)")
 
 
@@ -111,10 +113,15 @@ class RulesEvidenceModel:
             sections = detect_sections(document)
         starts = [s.start for s in sections]
         out = []
+        text = document.text
         for i, (start, end) in enumerate(segment_document(document, max_chars=self.max_chars)):
             k = bisect.bisect_right(starts, start) - 1
             label = sections[k].label if k >= 0 and start < sections[k].end + 1 else "front"
-            out.append(Sentence(i, start, end, _flat(document.text[start:end]), label or "front"))
+            flat = _flat(text[start:end])
+            lead = _RUN_IN.search(text[max(0, start - 60):start])
+            if lead:  # "Main outcome measure: Handgrip strength ...": the label is part of what is said
+                flat = f"{_flat(lead.group(1))}: {flat}"
+            out.append(Sentence(i, start, end, flat, label or "front"))
         return out
 
     def _cue_votes(self, sentences: list[Sentence]) -> dict[str, list[tuple[Sentence, str, float, str]]]:

@@ -258,6 +258,12 @@ def deviation_routine(ctx: Context, sq: str) -> Decision | None:
     return _d("PN", "deviation_not_trial_context", f, weight=0.7) if f else None
 
 
+def deviation_unknown(ctx: Context, sq: str) -> Decision | None:
+    """2.3 NI: the report says deviations or crossover were not recorded."""
+    f = ctx.first("deviation_unknown", sq, affirmed=None)
+    return _d("NI", "deviations_not_recorded", f, weight=0.6) if f else None
+
+
 def deviation_context(ctx: Context, sq: str) -> Decision | None:
     """2.3 Y: crossover, contamination or switching arising from the trial context."""
     f = ctx.first("deviation", sq)
@@ -402,7 +408,8 @@ _MISSING = re.compile(
 def _reason_sentences(ctx: Context, sq: str, name: str) -> list[Finding]:
     return [f for f in ctx.find(name, sq)
             if (f.affirmed or f.assertion.cue == "rob.assertion.v1:neg.without")
-            and _MISSING.search(f.sentence.text)]  # "the 20 pupils without a score had moved"
+            and _MISSING.search(f.sentence.text)
+            and not re.match(r"\W*(no|none|neither)\b", f.sentence.text, re.I)]  # "No participant discontinued because of ..."  # "the 20 pupils without a score had moved"
 
 
 def health_reasons(ctx: Context, sq: str) -> Decision | None:
@@ -454,12 +461,12 @@ def _primary(ctx: Context, sq: str) -> Finding | None:
 
 
 def _outcome_window(f: Finding) -> str:
-    """The primary-outcome clause (the sentence cut at ";") without what follows
-    "secondary" after the match."""
+    """The primary-outcome clause (the sentence cut at ";" and at ", and" after the
+    match) without what follows "secondary" after the match."""
     text = f.sentence.text
     a = text.rfind(";", 0, f.start) + 1
-    b = text.find(";", f.end)
-    text = text[a: b if b >= 0 else len(text)]
+    cut = re.search(r";|, (and|but|while|whereas) ", text[f.end:])
+    text = text[a: f.end + cut.start() if cut else len(text)]
     i = text.lower().find("secondary", f.end - a)
     return text[:i] if i > 0 else text
 
@@ -516,7 +523,15 @@ def assessors_aware(ctx: Context, sq: str) -> Decision | None:
         d = _aware(ctx, sq, "participants", "self_reported_participants")
         if d is not None:
             return Decision(d.response, d.rule, (*d.sentences, sr.sentence), d.weight)
-    return _aware(ctx, sq, "assessors", "assessors")
+    d = _aware(ctx, sq, "assessors", "assessors")
+    if d is not None:
+        return d
+    # nobody named as assessing: in a trial whose carers knew the allocation they record
+    # the outcome (guidance 4.3); a hint, hence PY
+    carers = [b for b in ctx.blinding if b.actor == "deliverers" and not b.blinded and not b.implied]
+    if carers:
+        return _d("PY", "carers_aware_no_assessor_named", carers[0].sentence, weight=0.55)
+    return None
 
 
 def could_be_influenced(ctx: Context, sq: str) -> Decision | None:
@@ -597,7 +612,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "1.3": (baseline_imbalance, baseline_balanced),
     "2.1": (participants_aware, unblindable_comparison, placebo_controlled),
     "2.2": (deliverers_aware, unblindable_comparison, placebo_controlled),
-    "2.3": (deviation_routine, deviation_context, deviation_none),
+    "2.3": (deviation_unknown, deviation_routine, deviation_context, deviation_none),
     "2.4": (deviation_affects,),
     "2.5": (deviation_balance,),
     "2.6": (per_protocol_primary, itt_analysis, all_analysed),
