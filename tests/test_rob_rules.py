@@ -337,6 +337,15 @@ def test_flow_pairs_with_their_total_and_exclusions() -> None:
     assert (f.randomised, f.analysed, f.analysed_share) == (200, 162, 0.81)
 
 
+def test_consort_diagram_text() -> None:
+    from clinex.rob.evidence.reasoning.counts import consort_counts
+
+    text = ("Assessed for eligibility (n=412)\nRandomised (n=300)\nAllocated to mesh (n=150)\n"
+            "Allocated to suture (n=150)\nLost to follow-up (n=7)\nAnalysed (n=143)\nAnalysed (n=146)\n")
+    f = flow(consort_counts(text))
+    assert (f.randomised, f.randomised_arms, f.outcome, f.outcome_arms) == (300, (150, 150), 289, (143, 146))
+
+
 def test_sample_size_sentences_state_no_flow() -> None:
     assert find_counts("Assuming a 20% drop-out rate, 100 randomised participants were required.") == []
 

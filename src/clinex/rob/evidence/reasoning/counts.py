@@ -29,7 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["Count", "Flow", "parse_number", "find_counts", "flow"]
+__all__ = ["Count", "Flow", "parse_number", "find_counts", "consort_counts", "flow"]
 
 _WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
@@ -289,6 +289,44 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
             if _EACH.search(m.group(0)) or _EACH.search(text[m.start():m.end() + 20]):
                 per_arm, total = (total, total), 2 * total
             out.append(Count("lost", total, per_arm if len(per_arm) >= 2 else (), (), offset, end))
+    return out
+
+
+_N_EQ = r"\(\s*n\s*=\s*(\d{1,6})\s*\)"
+_CONSORT_ALLOCATED = re.compile(rf"\bAllocated to\b[^()\n]{{0,80}}?{_N_EQ}", re.I)
+_CONSORT_RANDOMISED = re.compile(rf"\bRandomi[sz]ed\s*{_N_EQ}", re.I)
+_CONSORT_ANALYSED = re.compile(rf"\bAnaly[sz]ed\b[^()\n]{{0,60}}?{_N_EQ}", re.I)
+
+
+def consort_counts(text: str) -> list[Count]:
+    """Numbers of a CONSORT flow diagram given as text ("Randomised (n=300)", "Allocated
+    to intervention (n=150)", "Analysed (n=143)"; CONSORT 2010 flow diagram boxes).
+
+    Parameters
+    ----------
+    text : str
+        The whole document (diagram boxes are often cut into several segments).
+
+    Returns
+    -------
+    list of Count
+        A ``randomised`` count (total and per-arm numbers of the "Allocated" boxes) and an
+        ``outcome`` count (the "Analysed" boxes) when the diagram has two or more of them;
+        offsets are those of the first box of each kind.
+    """
+    out: list[Count] = []
+    alloc = list(_CONSORT_ALLOCATED.finditer(text))
+    rand = _CONSORT_RANDOMISED.search(text)
+    arms = tuple(int(m.group(1)) for m in alloc)
+    if len(arms) >= 2 or rand:
+        total = int(rand.group(1)) if rand else sum(arms)
+        first = rand or alloc[0]
+        out.append(Count("randomised", total, arms if sum(arms) == total else (), (), first.start(), first.end()))
+    anal = list(_CONSORT_ANALYSED.finditer(text))
+    if len(anal) >= 2:
+        per = tuple(int(m.group(1)) for m in anal)
+        out.append(Count("outcome", sum(per), per, arms if len(arms) == len(per) else (),
+                         anal[0].start(), anal[-1].end()))
     return out
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from clinex.errors import InputError, SchemaError
 from clinex.rob.evidence.cues import CueEvidenceModel, compile_pattern
 from clinex.rob.evidence.reasoning.assertion import default_scope
-from clinex.rob.evidence.reasoning.counts import find_counts, flow
+from clinex.rob.evidence.reasoning.counts import consort_counts, find_counts, flow
 from clinex.rob.evidence.reasoning.facts import Sentence, blinding_statements, load_reasoning_data
 from clinex.rob.evidence.reasoning.rules import Context, Decision, decide
 from clinex.rob.evidence.response import SQ_IDS, answer_from_votes, judgement_of
@@ -58,6 +58,17 @@ def _flat(text: str) -> str:
     """A segment as the rules read it: whitespace runs as one space, "intention- to- treat"
     (a PDF line break after a hyphen) as "intention-to-treat"."""
     return _SPACE.sub(" ", _BROKEN_HYPHEN.sub("-", text)).strip()
+
+
+def _covering(sentences: list[Sentence], spans: list[tuple[int, int]]) -> list[Sentence]:
+    """The sentence holding the start of each span (diagram boxes may start mid-segment)."""
+    starts = [s.start for s in sentences]
+    out: list[Sentence] = []
+    for a, _ in spans:
+        k = bisect.bisect_right(starts, a) - 1
+        if k >= 0 and a < sentences[k].end and sentences[k] not in out:
+            out.append(sentences[k])
+    return out
 
 
 class RulesEvidenceModel:
@@ -178,11 +189,10 @@ class RulesEvidenceModel:
         """
         sentences = self._sentences(document)
         scope = default_scope()
-        counts = [c for s in sentences for c in find_counts(s.text, s.start)]
+        counts = consort_counts(document.text) + [c for s in sentences for c in find_counts(s.text, s.start)]
         fl = flow(counts)
-        by_start = {s.start: s for s in sentences}
-        flow_sents = [by_start[a] for a, _ in fl.evidence if a in by_start]
-        analysis_sents = [by_start[a] for a, _ in dict.fromkeys(fl.analysis_evidence) if a in by_start]
+        flow_sents = _covering(sentences, fl.evidence)
+        analysis_sents = _covering(sentences, list(dict.fromkeys(fl.analysis_evidence)))
         ctx = Context(self.data_, scope, sentences, blinding_statements(self.data_, scope, sentences), fl,
                       flow_sents, analysis_sents)
         votes = self._cue_votes(sentences)
