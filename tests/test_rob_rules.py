@@ -344,6 +344,7 @@ def test_consort_diagram_text() -> None:
             "Allocated to suture (n=150)\nLost to follow-up (n=7)\nAnalysed (n=143)\nAnalysed (n=146)\n")
     f = flow(consort_counts(text))
     assert (f.randomised, f.randomised_arms, f.outcome, f.outcome_arms) == (300, (150, 150), 289, (143, 146))
+    assert f.analysed == 289
 
 
 def test_sample_size_sentences_state_no_flow() -> None:

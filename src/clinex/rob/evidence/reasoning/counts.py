@@ -311,7 +311,9 @@ def consort_counts(text: str) -> list[Count]:
     -------
     list of Count
         A ``randomised`` count (total and per-arm numbers of the "Allocated" boxes) and an
-        ``outcome`` count (the "Analysed" boxes) when the diagram has two or more of them;
+        ``analysis`` count (the "Analysed" boxes, which may include imputed participants:
+        the outcome-data number only when no sentence gives one) when the diagram has two
+        or more of them;
         offsets are those of the first box of each kind.
     """
     out: list[Count] = []
@@ -325,7 +327,7 @@ def consort_counts(text: str) -> list[Count]:
     anal = list(_CONSORT_ANALYSED.finditer(text))
     if len(anal) >= 2:
         per = tuple(int(m.group(1)) for m in anal)
-        out.append(Count("outcome", sum(per), per, arms if len(arms) == len(per) else (),
+        out.append(Count("analysis", sum(per), per, arms if len(arms) == len(per) else (),
                          anal[0].start(), anal[-1].end()))
     return out
 
