@@ -41,7 +41,8 @@ _WORDS = {
 _UNITS = "|".join(sorted(_WORDS, key=len, reverse=True))
 _WORD_NUM = (rf"(?:(?:{_UNITS})[- ](?:hundred|thousand)(?:,? and (?:{_UNITS})(?:[- ](?:{_UNITS}))?)?"
              rf"|(?:{_UNITS})(?:[- ](?:{_UNITS}))?)")
-_NUM = r"(\d{1,3}(?:,\d{3})+|\d{1,6}|" + _WORD_NUM + r")"
+# digits with "," or a (thin) space between thousands ("1,200", "12 406": Lancet style)
+_NUM = r"(\d{1,3}(?:,\d{3})+(?!\d)|\d{1,3}(?:[ \u2009\u202f]\d{3})+(?![\d.])|\d{1,6}|" + _WORD_NUM + r")"
 _WHO = (r"(?:participants?|patients?|subjects?|children|women|men|infants|adults|individuals|"
         r"people|persons|pupils|students|mothers|neonates|babies|volunteers|residents|cases|eyes|teeth)")
 _GAP = r"(?:[\w\-]+ ){0,4}?"
@@ -114,7 +115,7 @@ def parse_number(token: str) -> int | None:
     int or None
         None when ``token`` is not a number.
     """
-    t = token.strip().lower().replace(",", "")
+    t = re.sub(r"[,\u2009\u202f]|(?<=\d) (?=\d{3}\b)", "", token.strip().lower())
     if t.isdigit():
         return int(t)
     if t in _WORDS:
