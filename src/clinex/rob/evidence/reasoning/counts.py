@@ -50,6 +50,7 @@ _GAP = r"(?:[\w\-]+ ){0,4}?"
 _RANDOMISED = [
     re.compile(rf"\b{_NUM} (?:[\w\-]+ ){{0,3}}?{_WHO} (?:were |was |had been |being )?(?:randomly (?:assigned|allocated)|randomi[sz]ed|underwent randomi[sz]ation|enrolled and randomi[sz]ed)\b", re.I),
     re.compile(rf"\b{_NUM} (?:were |was |had been )(?:\w+ly )?(?:randomly (?:assigned|allocated)|randomi[sz]ed)\b", re.I),
+    re.compile(rf"\b{_NUM} (?:[\w\-]+ ){{0,3}}?{_WHO} (?:entered|were entered into|were enrolled in) the (?:trial|study)\b", re.I),
     re.compile(rf"\b(?:randomi[sz]ed|randomly (?:assigned|allocated)) (?:a total of )?{_NUM} {_GAP}{_WHO}", re.I),
     re.compile(rf"\b(?:of|among|from) (?:the|all|these)? ?{_NUM} {_GAP}(?:randomi[sz]ed|randomly (?:assigned|allocated))\b", re.I),
     re.compile(rf"\brandomi[sz]ation of {_NUM}\b", re.I),
@@ -102,6 +103,9 @@ def _pcts(raw: str) -> tuple[float, ...]:
     return tuple(float(x) for x in _PCTS.findall(raw))
 
 
+# "390 (intervention 197, control 193) provided data": a bracketed aside with numbers
+# is left out before matching the statement around it.
+_ASIDE = re.compile(r"\s?\((?:[A-Za-z][\w-]* \d+(?:, | and |; |\))){2}")
 # "245 (98.8%)": a percentage in brackets after a number is blanked before matching.
 _PERCENT = re.compile(r"\(\s*\d+(?:\.\d+)?\s*%\s*\)|\[\s*\d+(?:\.\d+)?\s*%\s*\]")
 _PERCENT_AFTER = re.compile(r"^\s*\(\s*\d+(?:\.\d+)?\s*%\s*\)")
@@ -218,7 +222,7 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
     if _PLANNING.search(text):
         return out
     raw = text
-    text = re.sub(r" {2,}", " ", _PERCENT.sub("", text))
+    text = re.sub(r" {2,}", " ", _ASIDE.sub("", _PERCENT.sub("", text)))
     for pat in _RANDOMISED:
         m = pat.search(text)
         if m:

@@ -249,7 +249,11 @@ _PREDICATIVE = frozenset({
 })
 
 
+_ONLY = re.compile(r"\bonly (the )?(patients?|participants?|subjects?|women|children)\b", re.I)
 _WHEN = re.compile(r"\b(before|after|until|prior to|at the time of|following)\s+(the\s+)?([\w-]+\s+){0,4}$", re.I)
+
+#: Design labels: about the whole trial unless they qualify a named person.
+_DESIGN_LABELS = frozenset({"double_blind", "triple_blind", "open_label", "registry_masking"})
 
 #: Concepts that may stand before a noun as its adjective.
 _ADJECTIVAL = frozenset({"blinded", "open_label", "double_blind", "triple_blind", "single_blind"})
@@ -329,14 +333,25 @@ def blinding_statements(data: ReasoningData, scope: AssertionScope,
                              else None)
                 if qualified is not None and not qualified:
                     continue  # "masked syringes", "unblinded pharmacists": nobody we ask about
-                near = qualified or named
+                if concept["id"] in _DESIGN_LABELS and not qualified:
+                    # "an open-label study used blinded adjudication": the label is about
+                    # the trial; statements naming people decide for them
+                    near = []
+                else:
+                    near = qualified or named
                 implied = bool(concept.get("implied")) and not near
                 actors = near or list(concept.get("actors") or [])
                 if not actors:
-                    # "Blinding was not possible": nobody named, about those who could
-                    # have been blinded (RoB 2 guidance reads it for 2.1 and 2.2).
-                    actors, implied = ["participants", "deliverers"], True
+                    if concept["id"] == "single_blind":
+                        continue  # "a single-blind trial" does not say who
+                    # "Blinding was not possible", "the study was not blinded": nobody
+                    # named, about everyone who could have been blinded
+                    actors, implied = ["participants", "deliverers"] + (["assessors"] if not value else []), True
+                hedged = a.hedged or bool(concept.get("hedged"))
                 for actor in actors:
-                    out.append(BlindingStatement(actor, value, a.hedged, implied, concept["id"], s))
+                    out.append(BlindingStatement(actor, value, hedged, implied, concept["id"], s))
+                if value and _ONLY.search(clause) and actors == ["participants"]:
+                    # "only the patients were unaware": those delivering care were aware
+                    out.append(BlindingStatement("deliverers", False, hedged, True, concept["id"] + "_only", s))
                 base = bool(concept["blinded"])
     return out

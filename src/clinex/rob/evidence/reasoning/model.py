@@ -52,11 +52,29 @@ _SPACE = re.compile(r"\s+")
 # A run-in label just before a segment (structured abstracts, CONSORT sub-headings).
 _RUN_IN = re.compile(r"(?:^|[\n.])\s*([A-Z][A-Za-z /-]{2,40}):\s*$")
 _BROKEN_HYPHEN = re.compile(r"(?<=\w)-\s+(?=\w)")
+_LINE_HYPHEN = re.compile(r"\b([A-Za-z]+)-[ \t]*\n[ \t]*(?=[a-z])")
+#: First parts of hyphenated compounds: "intention-\nto-treat" keeps its hyphen,
+#: "as-\nsessors" becomes "assessors".
+_COMPOUND_HEADS = frozenset({
+    "intention", "intent", "double", "single", "triple", "open", "non", "self", "well", "follow",
+    "per", "placebo", "computer", "web", "long", "short", "post", "pre", "co", "multi", "cross", "half",
+    "low", "high", "all", "time", "dose", "end", "case", "sham", "age", "full", "part", "first", "second",
+    "third", "one", "two", "three", "four", "six", "twelve", "day", "week", "month", "year", "lost",
+    "drop", "to", "observer", "assessor", "investigator", "patient", "evaluator", "rater",
+})
+
+
+def _join_line_hyphen(m: re.Match[str]) -> str:
+    head = m.group(1)
+    return f"{head}-" if head.lower() in _COMPOUND_HEADS else head
 
 
 def _flat(text: str) -> str:
-    """A segment as the rules read it: whitespace runs as one space, "intention- to- treat"
-    (a PDF line break after a hyphen) as "intention-to-treat"."""
+    """A segment as the rules read it: a word broken across lines by a hyphen joined
+    ("ran-\ndomised" → "randomised"; a compound's hyphen kept: "intention-\nto-treat"),
+    other hyphen + whitespace runs closed ("intention- to- treat"), whitespace runs as one
+    space."""
+    text = _LINE_HYPHEN.sub(_join_line_hyphen, text)
     return _SPACE.sub(" ", _BROKEN_HYPHEN.sub("-", text)).strip()
 
 
@@ -174,12 +192,15 @@ class RulesEvidenceModel:
             page=document.page_of(s.start), score=score, source=source,
         )
 
-    def predict(self, document: Document) -> dict[str, SQAnswer]:
+    def predict(self, document: Document, *, conditional: bool = True) -> dict[str, SQAnswer]:
         """Answer all 22 SQs for one document.
 
         Parameters
         ----------
         document : Document
+        conditional : bool, default True
+            False: answer every SQ as if RoB 2 asked it (to inspect what the rules
+            would say; :func:`clinex.rob.assess.assess` still marks not-asked ones NA).
 
         Returns
         -------
@@ -198,7 +219,7 @@ class RulesEvidenceModel:
         votes = self._cue_votes(sentences)
         answers: dict[str, SQAnswer] = {}
         for sq in SQ_IDS:
-            d = decide(ctx, sq)
+            d = decide(ctx, sq, conditional=conditional)
             ans = self._answer(document, ctx, sq, d, votes[sq])
             ctx.answers[sq] = ans.response
             answers[sq] = ans

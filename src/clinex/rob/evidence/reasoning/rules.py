@@ -157,6 +157,13 @@ def random_component(ctx: Context, sq: str) -> Decision | None:
     return _d("Y", "random_component", f, weight=0.9, hedged=_hedged(f)) if f else None
 
 
+def random_list_provided(ctx: Context, sq: str) -> Decision | None:
+    """1.1 PY: a randomisation list supplied by an institute, unit or statistician (a random
+    component is likely but not described)."""
+    f = ctx.first("sequence_list_external", sq)
+    return _d("PY", "randomisation_list_provided", f, weight=0.7) if f else None
+
+
 def randomised_no_method(ctx: Context, sq: str) -> Decision | None:
     """1.1 NI: only "randomised" is said (guidance 1.1: answer No information)."""
     f = ctx.first("randomised_only", sq)
@@ -181,12 +188,21 @@ def concealment_adequate(ctx: Context, sq: str) -> Decision | None:
     return _d("Y", "concealment_adequate", f, weight=0.9, hedged=_hedged(f)) if f else None
 
 
+def concealment_at_assignment(ctx: Context, sq: str) -> Decision | None:
+    """1.2 PY: the allocation is made at the moment of assignment (a coin tossed, lots drawn
+    after consent), so it cannot be known beforehand."""
+    f = ctx.first("concealment_at_assignment", sq)
+    return _d("PY", "allocated_at_assignment", f, weight=0.7) if f else None
+
+
 def concealment_partial(ctx: Context, sq: str) -> Decision | None:
-    """1.2 PY: envelopes without all safeguards, or "allocation was concealed" with no method."""
+    """1.2 NI: envelopes without the safeguards (opaque, sealed, sequentially numbered), or
+    "allocation was concealed" with no method: not enough to judge (guidance 1.2); the
+    sentence is shown as the evidence considered."""
     for name in ("concealment_envelopes", "concealment_statement"):
         f = ctx.first(name, sq)
         if f:
-            return _d("PY", name, f, weight=0.7)
+            return _d("NI", f"{name}_without_method", f, weight=0.5)
     return None
 
 
@@ -197,6 +213,10 @@ def baseline_imbalance(ctx: Context, sq: str) -> Decision | None:
         return None
     if f.assertion.negated:
         return _d("N", "baseline_imbalance_negated", f, weight=0.75)
+    if (ctx.data.patterns["baseline_by_chance"].search(f.sentence.text)
+            and not re.search(r"\bmore than (would be )?expected|\bbeyond\b|\bunlikely to be|\bnot (be )?(explained|attributable)",
+                              f.sentence.text, re.I)):
+        return _d("PN", "imbalance_compatible_with_chance", f, weight=0.7)
     return _d("Y", "baseline_imbalance", f, weight=0.75, hedged=_hedged(f))
 
 
@@ -326,17 +346,18 @@ def itt_analysis(ctx: Context, sq: str) -> Decision | None:
     """2.6 Y: intention-to-treat, or participants analysed in the groups they were
     randomised to; N when negated; modified ITT PY."""
     f = ctx.first("itt", sq, affirmed=None)
-    if f is None:
-        return None
-    if f.assertion.negated:
-        return _d("N", "itt_negated", f, weight=0.8)
     m = ctx.first("mitt", sq)
+    if f is None and m is None:
+        return None
+    if f is not None and f.assertion.negated:
+        return _d("N", "itt_negated", f, weight=0.8)
     if m:
         if ctx.first("mitt_dosed", sq) is not None:
             # guidance 2.6: leaving out randomised participants who never started the
             # intervention is not an analysis of all randomised participants
             return _d("PN", "modified_itt_excludes_undosed", m, ctx.first("mitt_dosed", sq), weight=0.7)
         return _d("PY", "modified_itt", m, weight=0.7)
+    assert f is not None
     return _d("Y", "intention_to_treat", f, weight=0.9, hedged=_hedged(f))
 
 
@@ -485,11 +506,12 @@ def outcome_kind(ctx: Context) -> tuple[str | None, Finding | None]:
 
 
 def self_reported(ctx: Context) -> Finding | None:
-    """The primary outcome sentence when the outcome is self-reported (questionnaire, diary)."""
+    """The primary outcome sentence when the outcome is self-reported (questionnaire, diary);
+    without a primary-outcome sentence, the first sentence saying an outcome was self-reported."""
     f = _primary(ctx, "4.3")
-    if f is not None and ctx.data.patterns["self_reported"].search(_outcome_window(f)):
-        return f
-    return None
+    if f is not None:
+        return f if ctx.data.patterns["self_reported"].search(_outcome_window(f)) else None
+    return ctx.first("self_reported", "4.3")
 
 
 def measurement_inappropriate(ctx: Context, sq: str) -> Decision | None:
@@ -587,14 +609,24 @@ def selective_outcome(ctx: Context, sq: str) -> Decision | None:
 
 def selective_analysis(ctx: Context, sq: str) -> Decision | None:
     """5.3 Y: one of several analyses reported, chosen on its result."""
-    f = ctx.first("multiple_analyses", sq)
+    f = ctx.first("selective_analysis", sq)
     return _d("Y", "selective_analysis_reporting", f, weight=0.8, hedged=_hedged(f)) if f else None
+
+
+def multiple_without_plan(ctx: Context, sq: str) -> Decision | None:
+    """5.2 / 5.3 PY: several eligible measures or time points (5.2), or several analyses
+    (5.3), are reported or mentioned and the analysis was not pre-specified (5.1 N/PN):
+    nothing stops the result from having been selected (guidance 5.2/5.3)."""
+    if ctx.answers.get("5.1") not in _NO:
+        return None
+    f = ctx.first("multiple_measures" if sq == "5.2" else "multiple_analyses", sq)
+    return _d("PY", "several_eligible_results_no_plan", f, weight=0.6) if f else None
 
 
 def prespecified_result(ctx: Context, sq: str) -> Decision | None:
     """5.2 / 5.3: a single primary outcome (5.2) or analysis (5.3) as planned: N when the plan
     was pre-specified (5.1 Y/PY), PN otherwise."""
-    names = ("single_outcome", "primary_outcome") if sq == "5.2" else ("single_analysis",)
+    names = ("as_planned", "single_outcome", "primary_outcome") if sq == "5.2" else ("as_planned", "single_analysis")
     f = next((x for x in (ctx.first(n, sq) for n in names) if x is not None), None)
     if f is None:
         return None
@@ -607,8 +639,9 @@ Rule = Callable[[Context, str], "Decision | None"]
 
 #: Rules per SQ, tried in order (the first decision wins).
 RULES: dict[str, tuple[Rule, ...]] = {
-    "1.1": (predictable_sequence, random_component, randomised_no_method),
-    "1.2": (predictable_sequence, concealment_inadequate, concealment_adequate, concealment_partial),
+    "1.1": (predictable_sequence, random_component, random_list_provided, randomised_no_method),
+    "1.2": (predictable_sequence, concealment_inadequate, concealment_adequate, concealment_at_assignment,
+            concealment_partial),
     "1.3": (baseline_imbalance, baseline_balanced),
     "2.1": (participants_aware, unblindable_comparison, placebo_controlled),
     "2.2": (deliverers_aware, unblindable_comparison, placebo_controlled),
@@ -627,12 +660,12 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "4.4": (could_be_influenced,),
     "4.5": (likely_influenced,),
     "5.1": (plan_not_prespecified, analysis_plan),
-    "5.2": (selective_outcome, prespecified_result),
-    "5.3": (selective_analysis, prespecified_result),
+    "5.2": (selective_outcome, multiple_without_plan, prespecified_result),
+    "5.3": (selective_analysis, multiple_without_plan, prespecified_result),
 }
 
 
-def decide(ctx: Context, sq: str) -> Decision | None:
+def decide(ctx: Context, sq: str, *, conditional: bool = True) -> Decision | None:
     """The SQ's decision: NA when RoB 2 does not ask it, else the first rule's decision.
 
     Parameters
@@ -640,13 +673,15 @@ def decide(ctx: Context, sq: str) -> Decision | None:
     ctx : Context
         ``ctx.answers`` must hold the earlier SQs' responses.
     sq : str
+    conditional : bool, default True
+        False: decide even a question RoB 2 would not ask (inspection and tests).
 
     Returns
     -------
     Decision or None
         None when no rule decides (the caller answers NI or falls back on cues).
     """
-    if not is_applicable(sq, ctx.answers):
+    if conditional and not is_applicable(sq, ctx.answers):
         return Decision("NA", "not_asked", (), 1.0)
     for rule in RULES[sq]:
         d = rule(ctx, sq)
