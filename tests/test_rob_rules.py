@@ -62,12 +62,20 @@ KNOWN_DISAGREEMENTS = {
     ("43_perineal_massage_suturing", "4.4"): "PY where the key has NA (follows from 4.3)",
     ("43_perineal_massage_suturing", "4.5"): "PY where the key has NA (follows from 4.3)",
     ("43_perineal_massage_suturing", "5.3"): "NI: no single analysis named",
+    ("39_chlorhexidine_varnish_caries", "1.2"): "Y: 'the code was held by the manufacturer until after the final "
+                                                "analysis' counts as concealment; the key says NI",
+    ("72_tranexamic_dental", "2.1"): "PN: placebo-controlled read as blinded; the key says NI (blinding never mentioned)",
+    ("72_tranexamic_dental", "2.2"): "PN: as 2.1",
+    ("72_tranexamic_dental", "2.3"): "NA (follows from 2.1/2.2)",
+    ("74_misoprostol_foley_induction", "5.3"): "NI: no single analysis named",
+    ("75_fractional_laser_acne_scars", "5.2"): "PN: the abstract presenting a secondary outcome as primary is not seen",
 }
 
 
 #: Domain judgements that differ from the key because of the SQ disagreements above.
 KNOWN_DOMAIN_DISAGREEMENTS = {
     ("38_liposomal_tap_block", "D2"), ("38_liposomal_tap_block", "D3"), ("43_perineal_massage_suturing", "D4"),
+    ("39_chlorhexidine_varnish_caries", "D1"), ("72_tranexamic_dental", "D2"), ("75_fractional_laser_acne_scars", "D5"),
 }
 
 

@@ -8,8 +8,8 @@ matches of one sentence as targets, and the rules of
 ``clinex/resources/rob/assertion_rules.json`` (negations, hedges, pseudo-cues and
 terminators with a direction and a scope in tokens). A modifier that starts the target
 itself ("non-blinded", "no drop-outs" written into a cue) is part of the target's
-meaning and is ignored, as is one deep inside a long match (after its fourth token); one
-near its start ("allocation was not concealed") counts.
+meaning and is ignored; one further inside counts only for the patterns that ask for it
+(``inner=True``: "allocation was not concealed").
 
 Sentences without any modifier word skip the tokenizer (most sentences of a trial
 report), so a 20-page report takes milliseconds here.
@@ -124,8 +124,8 @@ class AssertionScope:
         targets : sequence of (int, int)
             Character offsets into ``text`` (half-open) of the cue or concept matches.
         inner : bool, default True
-            Whether a cue inside a target (within its first four tokens, not its first)
-            counts; False: only cues outside the targets count.
+            Whether a cue inside a target (not its first token) counts; False: only cues
+            outside the targets count.
 
         Returns
         -------
@@ -162,7 +162,7 @@ class AssertionScope:
                 continue
             ms, me = mod.modifier_span
             inside = target.start <= ms < target.end
-            if inside and (ms == target.start or ms - target.start > 3 or not inner):
+            if inside and (ms == target.start or not inner):
                 # a cue that starts the target is part of its meaning ("non-blinded",
                 # "no drop-outs"); one deep inside a long match is about something else
                 # ("after learning that they had not been allocated")

@@ -66,6 +66,8 @@ _ANALYSIS_WORDS = re.compile(r"\b(analy[sz]ed|analy[sz]is|analyses|population|le
                              r"analysis set|full analysis)\b", re.I)
 _PAIR = re.compile(rf"\b{_NUM} (?:of|out of|/) (?:the )?{_NUM}\b", re.I)
 _ANALYSED = [
+    re.compile(rf"\b{_NUM} (?:{_WHO} )?in the (?:[\w\-]+ ){{1,3}}?(?:group|arm) and {_NUM} in the (?:[\w\-]+ ){{1,3}}?(?:group|arm) "
+               rf"(?:completed|had|provided|returned|were (?:assessed|followed|analy[sz]ed|available))\b", re.I),
     re.compile(rf"\b{_NUM} {_GAP}(?:were |was )?(?:included in (?:the )?(?:primary |final |efficacy |main )?analys[ie]s|analy[sz]ed|"
                rf"completed (?:the )?(?:study|trial|follow[- ]?up|treatment|intervention|\d+[- ]\w+|assessment)|"
                rf"(?:had|provided|contributed) (?:complete |primary )?(?:outcome )?data|"
@@ -77,6 +79,8 @@ _ANALYSED = [
                rf"information|status|values?)\b[^.;]{{0,40}}?"
                rf"\b(?:were |was )?(?:available|obtained|collected|completed|returned|recorded) (?:for|from|in|on|by) (?:all )?{_NUM}\b", re.I),
     re.compile(rf"\b(?:completed|assessed|followed up|returned) by {_NUM}\b", re.I),
+    re.compile(rf"\b(?:was|were) (?:thus |also |then )?(?:measured|assessed|recorded|obtained|available|known) (?:in|for|from|on) {_NUM}\b", re.I),
+
     re.compile(rf"\b{_NUM} (?:{_WHO} )?(?:were |was )(?:examined|assessed|seen|reviewed|interviewed|tested|measured|"
                rf"followed up|evaluated|scanned|contacted)\b", re.I),
     re.compile(rf"\b{_NUM} (?:{_WHO} )?(?:had|provided|contributed|completed|returned|attended|underwent) (?:a |an |the |their )?(?:[\w\-]+ ){{0,3}}?"

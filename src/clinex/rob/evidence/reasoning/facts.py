@@ -202,7 +202,8 @@ def find(data: ReasoningData, scope: AssertionScope, name: str,
     return out
 
 
-_CLAUSE = re.compile(r";|\b(?:but|however|whereas|while|whilst|although|though)\b", re.I)
+_CLAUSE = re.compile(r";|\b(?:but|however|whereas|while|whilst|although|though)\b|,\s*(?:and\s+)?(?:neither|nor|so|as)\s+(?:were|was|did|had|are|is)\b", re.I)
+_INVERTED = re.compile(r"^\W*(?:and\s+)?(?:neither|nor|so|as)\s+(?:were|was|did|had|are|is)\b", re.I)
 _ELLIPSIS = re.compile(r"\b(?:were|was|did|had|are|is)(?: not| too| also| as well| likewise)?\s*(?:[.,;:)]|$)", re.I)
 _NEG_WORD = re.compile(r"\b(?:not|no|never|neither|nor)\b|n't\b", re.I)
 _NEITHER = re.compile(r"^\W*(?:and )?(?:neither|nor)\b", re.I)
@@ -232,9 +233,15 @@ def _actor_mentions(data: ReasoningData, text: str) -> list[tuple[int, int, str]
     return sorted(out)
 
 
-def _actors_in(data: ReasoningData, text: str) -> list[str]:
-    """Actors named in ``text``, in order of mention."""
-    return list(dict.fromkeys(a for _, _, a in _actor_mentions(data, text)))
+def _actors_in(data: ReasoningData, text: str, at: int | None = None) -> list[str]:
+    """Actors named in ``text``, in order of mention; with ``at`` (a concept's offset in
+    ``text``), those named before it (the subject: "the admitting team knew which implant
+    a patient would receive") unless nobody is named before it ("to blind patients")."""
+    mentions = _actor_mentions(data, text)
+    if at is not None:
+        before = [m for m in mentions if m[1] <= at]
+        mentions = before or mentions
+    return list(dict.fromkeys(a for _, _, a in mentions))
 
 
 # A word after a concept that keeps it predicative ("masked to allocation") or about the
@@ -259,9 +266,16 @@ _DESIGN_LABELS = frozenset({"double_blind", "triple_blind", "open_label", "regis
 _ADJECTIVAL = frozenset({"blinded", "open_label", "double_blind", "triple_blind", "single_blind"})
 
 
-def _adjective_of(data: ReasoningData, text: str, end: int) -> list[str] | None:
-    """None when the concept ending at ``end`` is predicative; else the actors it
-    qualifies (empty: it qualifies something else)."""
+_AUX_BEFORE = re.compile(
+    r"\b(were|was|be|been|being|is|are|remained|remain|kept|stayed|not|never|fully|also|all|both|adequately|successfully)\s*$", re.I)
+
+
+def _adjective_of(data: ReasoningData, text: str, end: int, start: int | None = None) -> list[str] | None:
+    """None when the concept ending at ``end`` (starting at ``start``) is predicative
+    ("were masked owing to ..."); else the actors it qualifies (empty: it qualifies
+    something else: "masked syringes")."""
+    if start is not None and _AUX_BEFORE.search(text[max(0, start - 30):start]):
+        return None
     if re.search(r"\bto\s+$", text[max(0, end - 20):end].rsplit(" ", 1)[0] + " "):
         return None  # "not possible to blind patients": a verb, its object is named in the clause
     starts = []
@@ -315,7 +329,7 @@ def blinding_statements(data: ReasoningData, scope: AssertionScope,
             here = [(c, b, e, a) for (c, b, e), a in zip(matches, assertions) if cs <= b < ce]
             named = _actors_in(data, clause)
             if not here:
-                if base is not None and named and _ELLIPSIS.search(clause):
+                if base is not None and named and (_ELLIPSIS.search(clause) or _INVERTED.search(clause)):
                     # the clause repeats the last concept ("..., but patients were." /
                     # "...; assessors were not." / "and neither were the assessors")
                     negated = bool(_NEG_WORD.search(clause)) or bool(_NEITHER.search(clause))
@@ -328,7 +342,7 @@ def blinding_statements(data: ReasoningData, scope: AssertionScope,
                 if _WHEN.search(s.text[max(0, b - 40):b]):
                     continue  # "before unblinding", "until the allocation was unmasked": a time
                 value = bool(concept["blinded"]) != a.negated
-                qualified = (_adjective_of(data, s.text, e)
+                qualified = (_adjective_of(data, s.text, e, b)
                              if concept["id"] in _ADJECTIVAL and re.search(r"(blind|blinded|masked|label)$", s.text[b:e], re.I)
                              else None)
                 if qualified is not None and not qualified:
@@ -338,7 +352,7 @@ def blinding_statements(data: ReasoningData, scope: AssertionScope,
                     # the trial; statements naming people decide for them
                     near = []
                 else:
-                    near = qualified or named
+                    near = qualified or _actors_in(data, clause, b - cs)
                 implied = bool(concept.get("implied")) and not near
                 actors = near or list(concept.get("actors") or [])
                 if not actors:

@@ -433,6 +433,12 @@ def _reason_sentences(ctx: Context, sq: str, name: str) -> list[Finding]:
             and not re.match(r"\W*(no|none|neither)\b", f.sentence.text, re.I)]  # "No participant discontinued because of ..."  # "the 20 pupils without a score had moved"
 
 
+def reasons_unknown(ctx: Context, sq: str) -> Decision | None:
+    """3.3 / 3.4 NI: the report says the reasons for missing data were not collected."""
+    f = ctx.first("reasons_unknown", sq, affirmed=None)
+    return _d("NI", "reasons_not_collected", f, weight=0.6) if f else None
+
+
 def health_reasons(ctx: Context, sq: str) -> Decision | None:
     """3.3 Y / 3.4 PY: losses for reasons related to health (adverse events, lack of
     efficacy, deterioration; guidance 3.3)."""
@@ -613,6 +619,12 @@ def selective_analysis(ctx: Context, sq: str) -> Decision | None:
     return _d("Y", "selective_analysis_reporting", f, weight=0.8, hedged=_hedged(f)) if f else None
 
 
+def complete_reporting(ctx: Context, sq: str) -> Decision | None:
+    """5.2 PN: results are given for every time point or measure (nothing to select from)."""
+    f = ctx.first("complete_reporting", sq)
+    return _d("PN", "all_results_reported", f, weight=0.6) if f else None
+
+
 def multiple_without_plan(ctx: Context, sq: str) -> Decision | None:
     """5.2 / 5.3 PY: several eligible measures or time points (5.2), or several analyses
     (5.3), are reported or mentioned and the analysis was not pre-specified (5.1 N/PN):
@@ -652,15 +664,15 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "2.7": (exclusion_share,),
     "3.1": (complete_share, complete_statement),
     "3.2": (robust_to_missing, no_robustness_evidence),
-    "3.3": (health_reasons, unrelated_reasons),
-    "3.4": (differential_missingness, balanced_missingness, health_reasons, unrelated_reasons),
+    "3.3": (reasons_unknown, health_reasons, unrelated_reasons),
+    "3.4": (differential_missingness, reasons_unknown, balanced_missingness, health_reasons, unrelated_reasons),
     "4.1": (measurement_inappropriate,),
     "4.2": (measurement_differs,),
     "4.3": (assessors_aware,),
     "4.4": (could_be_influenced,),
     "4.5": (likely_influenced,),
     "5.1": (plan_not_prespecified, analysis_plan),
-    "5.2": (selective_outcome, multiple_without_plan, prespecified_result),
+    "5.2": (selective_outcome, complete_reporting, multiple_without_plan, prespecified_result),
     "5.3": (selective_analysis, multiple_without_plan, prespecified_result),
 }
 
