@@ -114,7 +114,7 @@ def test_invented_reports_agreement_with_the_expert(model) -> None:
     # the folded disagreements are exactly KNOWN_DISAGREEMENTS
     assert report.overall.po_response_folded == pytest.approx(1 - len(KNOWN_DISAGREEMENTS) / (22 * len(KEYS)))
     assert report.overall.po_response_exact >= 0.93
-    assert report.overall.po_extraction >= 0.84  # 494 of 585 on 48 reports (2026-12-01)
+    assert report.overall.po_extraction >= 0.83  # 758 of 903 on 76 reports (2026-12-01)
 
 
 # ---------------------------------------------------------------- blinding: who and whether
