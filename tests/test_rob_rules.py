@@ -69,6 +69,21 @@ KNOWN_DISAGREEMENTS = {
     ("72_tranexamic_dental", "2.3"): "NA (follows from 2.1/2.2)",
     ("74_misoprostol_foley_induction", "5.3"): "NI: no single analysis named",
     ("75_fractional_laser_acne_scars", "5.2"): "PN: the abstract presenting a secondary outcome as primary is not seen",
+    ("80_incremental_haemodialysis", "5.1"): "PY: registered; the switch from the registered outcome is seen for 5.2 only",
+    ("83_appendicitis_antibiotics", "2.7"): "N: the 12.5% who crossed to surgery in an as-treated analysis are not counted",
+    ("85_hamstring_rehab", "4.4"): "NI: 'return to training' judged by physiotherapists is not classed as subjective",
+    ("85_hamstring_rehab", "4.5"): "NI: as 4.4",
+    ("88_ranitidine_nsaid_1994", "2.7"): "PY (cue): the 5 of 152 non-compliers excluded are not counted",
+    ("92_oral_care_stroke_nursing", "2.7"): "Y: 7 of 280 excluded are not counted; the outcome-data share is used",
+    ("92_oral_care_stroke_nursing", "3.1"): "NI: 'their outcome was recorded' for the excluded gives no number",
+    ("92_oral_care_stroke_nursing", "3.2"): "NI (follows from 3.1)",
+    ("92_oral_care_stroke_nursing", "3.3"): "PN where the key has NA (follows from 3.1)",
+    ("94_lns_child_growth", "2.1"): "N: caregivers of the children are not read as the participants' side",
+    ("94_lns_child_growth", "4.3"): "PY: the measurement team 'not told the allocation' is not linked to the outcome",
+    ("94_lns_child_growth", "4.4"): "PY where the key has NA (follows from 4.3)",
+    ("94_lns_child_growth", "4.5"): "PY where the key has NA (follows from 4.3)",
+    ("95_cbt_app_depression", "2.3"): "NI: 'so they could not use it before then' is not read as no deviation",
+    ("95_cbt_app_depression", "3.4"): "NI: reasons not collected for some; the key reads the stated reasons",
 }
 
 
@@ -76,6 +91,8 @@ KNOWN_DISAGREEMENTS = {
 KNOWN_DOMAIN_DISAGREEMENTS = {
     ("38_liposomal_tap_block", "D2"), ("38_liposomal_tap_block", "D3"), ("43_perineal_massage_suturing", "D4"),
     ("39_chlorhexidine_varnish_caries", "D1"), ("72_tranexamic_dental", "D2"), ("75_fractional_laser_acne_scars", "D5"),
+    ("83_appendicitis_antibiotics", "D2"), ("88_ranitidine_nsaid_1994", "D2"), ("92_oral_care_stroke_nursing", "D2"),
+    ("94_lns_child_growth", "D4"), ("95_cbt_app_depression", "D2"),
 }
 
 

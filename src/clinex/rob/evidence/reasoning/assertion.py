@@ -55,11 +55,14 @@ class Assertion:
         A hedge cue's scope reaches the target.
     cue : str or None
         The rule id of the deciding negation (else hedge) cue, for provenance.
+    cue_start : int or None
+        Character offset of that cue in the sentence.
     """
 
     negated: bool = False
     hedged: bool = False
     cue: str | None = None
+    cue_start: int | None = None
 
 
 AFFIRMED = Assertion()
@@ -168,14 +171,16 @@ class AssertionScope:
                 # ("after learning that they had not been allocated")
                 continue
             rule_id = (mod.rule.metadata or {}).get("id", mod.rule.literal)
-            found.setdefault((target.start, target.end), {}).setdefault(cat, rule_id)
+            found.setdefault((target.start, target.end), {}).setdefault(cat, (rule_id, doc[ms].idx))
         out = []
         for r in token_ranges:
             cats = found.get(r, {}) if r else {}
             neg = cats.get("NEGATED_EXISTENCE")
             hedge = cats.get("POSSIBLE_EXISTENCE")
+            first = neg or hedge
             out.append(Assertion(negated=neg is not None, hedged=hedge is not None,
-                                 cue=f"{self.id}:{neg or hedge}" if (neg or hedge) else None)
+                                 cue=f"{self.id}:{first[0]}" if first else None,
+                                 cue_start=first[1] if first else None)
                        if cats else AFFIRMED)
         return out
 

@@ -61,9 +61,15 @@ _ANALYSED_WORDS = re.compile(
     r"assessed|available|contributed|evaluable|finished|remained|obtained|population|leaving|result|results|"
     r"scans?|samples?|data|scores?|measured|measurements?|visits?|questionnaires?|returned|diary|diaries|"
     r"surveillance|ascertained|known|tested|examined|seen|interviewed|evaluated|contacted|followed|excluded|"
-    r"comprised|set|per[- ]protocol)\b", re.I)
-_ANALYSIS_WORDS = re.compile(r"\b(analy[sz]ed|analy[sz]is|analyses|population|leaving|evaluable|per[- ]protocol|"
+    r"comprised|set|per[- ]protocol|confined|restricted)\b", re.I)
+_ANALYSIS_WORDS = re.compile(r"\b(analy[sz]ed|analy[sz]is|analyses|population|leaving|evaluable|per[- ]protocol|confined|"
                              r"analysis set|full analysis)\b", re.I)
+# "a of b" pairs count as data availability only in sentences saying so; "Healing was seen
+# in 18 of 30 patients" is a result.
+_AVAILABILITY = re.compile(
+    r"\b(available|analy[sz]ed|included|completed|provided|followed[- ]up|returned|obtained|assessed|measured|"
+    r"evaluable|contributed|remained|examined|data|scans?|samples?|questionnaires?|diar(y|ies)|follow[- ]up|"
+    r"surveillance|ascertained|known|per[- ]protocol|population|set|scores?)\b", re.I)
 _PAIR = re.compile(rf"\b{_NUM} (?:of|out of|/) (?:the )?{_NUM}\b", re.I)
 _ANALYSED = [
     re.compile(rf"\b{_NUM} (?:{_WHO} )?in the (?:[\w\-]+ ){{1,3}}?(?:group|arm) and {_NUM} in the (?:[\w\-]+ ){{1,3}}?(?:group|arm) "
@@ -74,9 +80,9 @@ _ANALYSED = [
                rf"(?:were |was )?available for (?:the )?(?:primary )?(?:analysis|outcome|follow[- ]?up)|"
                rf"(?:were |was )?assessed (?:at|for) (?:the )?(?:primary|final|\d+))", re.I),
     re.compile(rf"\b(?:analy[sz]ed|analys[ie]s (?:included|comprised)|(?:population|analysis) (?:comprised|included|consisted of)|"
-               rf"which (?:therefore )?(?:included|comprised)|leaving) (?:all )?{_NUM}\b", re.I),
+               rf"which (?:therefore )?(?:included|comprised)|leaving|(?:confined|restricted|limited) to the) (?:all )?{_NUM}\b", re.I),
     re.compile(rf"\b(?:data|results?|scans?|samples?|measurements?|assessments?|scores?|questionnaires?|records?|"
-               rf"information|status|values?)\b[^.;]{{0,40}}?"
+               rf"information|status|values?|outcomes?)\b[^.;]{{0,40}}?"
                rf"\b(?:were |was )?(?:available|obtained|collected|completed|returned|recorded) (?:for|from|in|on|by) (?:all )?{_NUM}\b", re.I),
     re.compile(rf"\b(?:completed|assessed|followed up|returned) by {_NUM}\b", re.I),
     re.compile(rf"\b(?:was|were) (?:thus |also |then )?(?:measured|assessed|recorded|obtained|available|known) (?:in|for|from|on) {_NUM}\b", re.I),
@@ -239,7 +245,7 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
                 break
     if _ANALYSED_WORDS.search(text):
         pairs = []
-        for m in _PAIR.finditer(text):
+        for m in (_PAIR.finditer(text) if _AVAILABILITY.search(text) else ()):
             a, b = parse_number(m.group(1)), parse_number(m.group(2))
             if a is not None and b is not None and 0 <= a <= b and b > 1:
                 pairs.append((a, b))
@@ -269,10 +275,12 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
                     if total is not None and total > 0:
                         first = next(i for i in range(1, (m.lastindex or 1) + 1) if m.group(i) is not None)
                         arms = _arms(text[m.start(first):])
-                        two = re.match(rf"\s*(?:and|vs\.?|versus|v)\s+{_NUM}\b", text[m.end(first):])
-                        second = parse_number(two.group(1)) if two and not arms else None
-                        if second is not None:  # "available for 141 and 142 participants, respectively"
-                            arms, total = (total, second), total + second
+                        two = re.match(rf"((?:\s*,\s*{_NUM})*)\s*,?\s*(?:and|vs\.?|versus|v)\s+{_NUM}\b", text[m.end(first):])
+                        more = ([parse_number(x) for x in re.findall(rf"{_NUM}", two.group(1))] + [parse_number(two.group(two.lastindex))]
+                                if two and not arms else [])
+                        if more and all(v is not None for v in more):  # "available for 141 and 142 participants"
+                            arms = (total, *more)  # type: ignore[arg-type]
+                            total = sum(arms)
                         elif len(arms) >= 2 and arms[0] == total:
                             total = sum(arms)  # "57 participants in the training group and 58 in ..."
                         elif arms and sum(arms) != total:

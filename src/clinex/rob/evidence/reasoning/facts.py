@@ -337,6 +337,8 @@ def blinding_statements(data: ReasoningData, scope: AssertionScope,
                     out.extend(BlindingStatement(a, value, False, False, "ellipsis", s) for a in named)
                 continue
             for concept, b, e, a in here:
+                if a.negated and a.cue_start is not None and not cs <= a.cue_start < ce:
+                    a = AFFIRMED  # "Because ... not receiving messages, participants knew ...": another clause
                 if concept["id"] == "blinded" and not a.negated and s.text[b:e].lower().endswith("ing"):
                     continue  # the noun alone ("Randomisation and masking") states nothing
                 if _WHEN.search(s.text[max(0, b - 40):b]):

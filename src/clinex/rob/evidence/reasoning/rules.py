@@ -188,6 +188,13 @@ def concealment_adequate(ctx: Context, sq: str) -> Decision | None:
     return _d("Y", "concealment_adequate", f, weight=0.9, hedged=_hedged(f)) if f else None
 
 
+def concealment_unforeseeable(ctx: Context, sq: str) -> Decision | None:
+    """1.2 Y: recruiting staff "could neither see nor influence upcoming assignments", or
+    allocation by the trial's own platform."""
+    f = ctx.first("concealment_unforeseeable", sq)
+    return _d("Y", "assignment_unforeseeable", f, weight=0.8) if f else None
+
+
 def concealment_at_assignment(ctx: Context, sq: str) -> Decision | None:
     """1.2 PY: the allocation is made at the moment of assignment (a coin tossed, lots drawn
     after consent), so it cannot be known beforehand."""
@@ -366,6 +373,22 @@ def all_analysed(ctx: Context, sq: str) -> Decision | None:
     fl = ctx.flow
     if fl.randomised and fl.analysed == fl.randomised:
         return _d("Y", "all_randomised_analysed", *ctx.analysis_sentences, weight=0.75)
+    return None
+
+
+def switch_share(ctx: Context, sq: str) -> Decision | None:
+    """2.7 Y: in an analysis not by assignment, more than ``excluded_share`` of an arm
+    received the other intervention ("34 of 272 (12.5%) ... underwent appendicectomy")."""
+    from clinex.rob.evidence.reasoning.counts import parse_number
+
+    limit = ctx.data.thresholds["excluded_share"]
+    for f in ctx.find("deviation", sq):
+        if not f.affirmed:
+            continue
+        for m in re.finditer(r"\b(\d[\d,]*|[A-Za-z-]+) (?:of|out of) (\d[\d,]*)\b", f.sentence.text):
+            a, b = parse_number(m.group(1)), parse_number(m.group(2))
+            if a is not None and b and 0 < a <= b and a / b > limit:
+                return _d("Y", "substantial_switches", f, weight=0.7)
     return None
 
 
@@ -639,6 +662,8 @@ def prespecified_result(ctx: Context, sq: str) -> Decision | None:
     """5.2 / 5.3: a single primary outcome (5.2) or analysis (5.3) as planned: N when the plan
     was pre-specified (5.1 Y/PY), PN otherwise."""
     names = ("as_planned", "single_outcome", "primary_outcome") if sq == "5.2" else ("as_planned", "single_analysis")
+    if sq == "5.3" and ctx.answers.get("5.1") in _YES:
+        names = (*names, "analysis_any")  # a pre-specified plan and an analysis described: N
     f = next((x for x in (ctx.first(n, sq) for n in names) if x is not None), None)
     if f is None:
         return None
@@ -652,7 +677,8 @@ Rule = Callable[[Context, str], "Decision | None"]
 #: Rules per SQ, tried in order (the first decision wins).
 RULES: dict[str, tuple[Rule, ...]] = {
     "1.1": (predictable_sequence, random_component, random_list_provided, randomised_no_method),
-    "1.2": (predictable_sequence, concealment_inadequate, concealment_adequate, concealment_at_assignment,
+    "1.2": (predictable_sequence, concealment_inadequate, concealment_adequate, concealment_unforeseeable,
+            concealment_at_assignment,
             concealment_partial),
     "1.3": (baseline_imbalance, baseline_balanced),
     "2.1": (participants_aware, unblindable_comparison, placebo_controlled),
@@ -661,10 +687,10 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "2.4": (deviation_affects,),
     "2.5": (deviation_balance,),
     "2.6": (per_protocol_primary, itt_analysis, all_analysed),
-    "2.7": (exclusion_share,),
+    "2.7": (switch_share, exclusion_share),
     "3.1": (complete_share, complete_statement),
     "3.2": (robust_to_missing, no_robustness_evidence),
-    "3.3": (reasons_unknown, health_reasons, unrelated_reasons),
+    "3.3": (health_reasons, unrelated_reasons, reasons_unknown),
     "3.4": (differential_missingness, reasons_unknown, balanced_missingness, health_reasons, unrelated_reasons),
     "4.1": (measurement_inappropriate,),
     "4.2": (measurement_differs,),
