@@ -18,6 +18,8 @@ section starts and after a heading that ends its line or has a colon, so that
 
 from __future__ import annotations
 
+import bisect
+
 from pathlib import Path
 
 from clinex.errors import FormatError, InputError
@@ -130,11 +132,14 @@ def _cut(text: str, sentences: list[Span], cuts: set[int]) -> list[Span]:
     ordered = sorted(cuts)
     out: list[Span] = []
     for s in sentences:
-        inner = [c for c in ordered if s.start < c < s.end]
+        start, end = s.start, s.end
+        lo = bisect.bisect_right(ordered, start)
+        hi = bisect.bisect_left(ordered, end, lo)
+        inner = ordered[lo:hi]  # cuts strictly inside the sentence; O(log n) per sentence
         if not inner:
             out.append(s)
             continue
-        bounds = [s.start, *inner, s.end]
+        bounds = [start, *inner, end]
         for a, b in zip(bounds, bounds[1:]):
             while a < b and text[a].isspace():
                 a += 1
