@@ -278,20 +278,22 @@ def _patient_from(tmp_path: Path, name: str, body: str) -> Patient:
 
 
 @pytest.mark.parametrize(
-    ("body", "criterion", "label"),
+    ("body", "criterion", "label", "evidence"),
     [
-        ("67 yo man. The patient is negative for NSTEMI/MI.", "MI-6MOS", "not met"),
-        ("Troponin was negative, MI ruled out.", "MI-6MOS", "not met"),
-        ("Problems:\n-NSTEMI 2 weeks ago\n-HTN", "MI-6MOS", "met"),  # a dash bullet hid the concept
-        ("Problems:\n-no MI\n-HTN", "MI-6MOS", "not met"),  # ... and the cue
-        ("NSTEMI 7/14, treated with PCI.", "MI-6MOS", "met"),  # July 14 of 2089, not 2014
-        ("NSTEMI 9/14, treated with PCI.", "MI-6MOS", "not met"),  # 2088-09-14: over 6 months ago
-        ("ROS:\nChest pain: denies\nShortness of breath: denies", "ADVANCED-CAD", "not met"),
-        ("Creatinine 9 \u03bcmol/L", "CREATININE", "not met"),  # Greek mu: 0.10 mg/dL
-        ("Creatinine 168 \u03bcmol/L (ref 60-110)", "CREATININE", "met"),
+        ("67 yo man. The patient is negative for NSTEMI/MI.", "MI-6MOS", "not met", None),
+        ("Troponin was negative, MI ruled out.", "MI-6MOS", "not met", None),
+        ("Problems:\n-NSTEMI 2 weeks ago\n-HTN", "MI-6MOS", "met", "-NSTEMI 2 weeks ago"),  # a dash bullet hid the concept
+        ("Problems:\n-no MI\n-HTN", "MI-6MOS", "not met", None),  # ... and the cue
+        ("NSTEMI 7/14, treated with PCI.", "MI-6MOS", "met", "NSTEMI 7/14, treated with PCI."),  # July 14 of 2089, not 2014
+        ("NSTEMI 9/14, treated with PCI.", "MI-6MOS", "not met", None),  # 2088-09-14: over 6 months ago
+        ("ROS:\nChest pain: denies\nShortness of breath: denies", "ADVANCED-CAD", "not met", None),
+        # "Diabetes: Yes" was negated by a ": none" on the next line
+        ("ROS:\nDiabetic neuropathy: Yes\nRetinopathy: none", "MAJOR-DIABETES", "met", "Diabetic neuropathy: Yes"),
+        ("Creatinine 9 \u03bcmol/L", "CREATININE", "not met", "Creatinine 9 \u03bcmol/L"),  # Greek mu: 0.10 mg/dL
+        ("Creatinine 168 \u03bcmol/L (ref 60-110)", "CREATININE", "met", "Creatinine 168 \u03bcmol/L (ref 60-110)"),
     ],
 )
 def test_wording_that_flipped_decisions(engine: ScreeningEngine, tmp_path: Path, body: str, criterion: str,
-                                        label: str) -> None:
-    decisions = engine.screen(_patient_from(tmp_path, "p", body))
-    assert decisions[criterion].label == label
+                                        label: str, evidence: str | None) -> None:
+    d = engine.screen(_patient_from(tmp_path, "p", body))[criterion]
+    assert (d.label, d.evidence[0].span.text if d.evidence else None) == (label, evidence)

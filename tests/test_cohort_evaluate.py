@@ -126,6 +126,23 @@ def test_missing_criterion_is_named(tmp_path: Path) -> None:
         evaluate_dirs(nolabels, pred)
 
 
+def test_missing_gold_tag_is_not_met_with_a_warning(tmp_path: Path, cli) -> None:
+    """As n2c2 reads an absent criterion: not met; the file and criterion are named (no hard error)."""
+    gold = write_dir(tmp_path / "gold", {**GOLD, "3": {"ABDOMINAL": "not met"}})  # 003.xml lacks HBA1C
+    pred = write_dir(tmp_path / "pred", PRED)
+    r = evaluate_dirs(gold, pred)
+    assert r["warnings"] == [f"warning: {gold / '003.xml'}: no <HBA1C> tag; scored as 'not met'"]
+    explicit = score({f"00{k}.xml": v for k, v in GOLD.items()}, {f"00{k}.xml": v for k, v in PRED.items()})
+    assert r["criteria"] == explicit["criteria"] and r["micro"] == explicit["micro"]  # GOLD has 3: HBA1C not met
+    res = cli("cohort", "evaluate", gold, pred, "--json")
+    assert res.code == 0
+    assert "003.xml" in res.stderr and "<HBA1C>" in res.stderr and "not met" in res.stderr
+    assert json.loads(res.stdout)["criteria"]["HBA1C"]["met"]["tp"] == 1
+    res = cli("cohort", "evaluate", gold, pred)
+    assert res.code == 0 and "003.xml: no <HBA1C> tag" in res.stderr and "Overall (micro)" in res.stdout
+    assert evaluate_dirs(write_dir(tmp_path / "g2", GOLD), pred)["warnings"] == []
+
+
 def test_label_table_checks() -> None:
     with pytest.raises(EvaluationError, match="missing from the prediction: 3"):
         score(GOLD, {k: v for k, v in PRED.items() if k != "3"})

@@ -148,3 +148,36 @@ def test_micromol_with_either_mu_is_converted(mu: str) -> None:
 )
 def test_two_digit_month_slash_forms(text: str, record: dt.date, expected: dt.date) -> None:
     assert event_date(text, record) == (expected, "absolute")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "anchor", "expected", "how"),
+    [
+        ("DKA as a teenager.", 0, REC - dt.timedelta(days=730), "vague"),
+        ("Took fish oil years ago, stopped.", 5, REC - dt.timedelta(days=730), "vague"),
+        ("Several DKA admissions years ago.", 8, REC - dt.timedelta(days=730), "vague"),
+        ("DKA in childhood.", 0, REC - dt.timedelta(days=730), "vague"),
+        ("DKA 3 years ago.", 0, REC - dt.timedelta(days=1096), "relative"),  # a number: relative, not vague
+        ("CABG years ago, now admitted with NSTEMI.", 36, REC, "record"),  # another clause: not about the NSTEMI
+    ],
+)
+def test_vague_past_expressions(sentence: str, anchor: int, expected: dt.date, how: str) -> None:
+    assert event_date(sentence, REC, anchor) == (expected, how)
+
+
+@pytest.mark.parametrize(
+    ("text", "spec", "expected"),
+    [
+        ("Creatinine (0.6-1.2) 1.9", CR, [(1.9, 1.2)]),  # a range printed before the value is its reference range
+        ("Creatinine (ref 0.6-1.2): 1.4", CR, [(1.4, 1.2)]),
+        ("Creatinine (0.6-1.2 mg/dL) 1.1", CR, [(1.1, 1.2)]),
+        ("Creatinine (60-110 umol/L) 168 umol/L", CR, [(1.9004, 1.2443)]),
+        ("Hemoglobin A1c (4.0-6.5 %) 10.2", A1C, [(10.2, 6.5)]),
+        ("A1c (7.1-7.4)", A1C, [(7.1, None), (7.4, None)]),  # no value after it: a range of results
+        ("Aim for A1c 6.5-8 given hypoglycemia.", A1C, []),
+        ("Aim for an A1c of 7.5.", A1C, []),
+        ("A1c goal is 7.5.", A1C, []),
+    ],
+)
+def test_range_before_value_and_aims(text: str, spec: LabSpec, expected: list[tuple[float, float | None]]) -> None:
+    assert _vals(text, spec) == expected

@@ -42,7 +42,9 @@ def evaluate(
 
     Per criterion: precision, recall, specificity and F1 of 'met' and of 'not met',
     criterion F1 = their mean, AUC; overall micro (pooled counts) and macro.
-    Files are matched by name; a missing or extra file is an error (exit 2).
+    Files are matched by name; a missing or extra file is an error (exit 2). A
+    criterion tag missing from a gold file is scored as 'not met', with a warning
+    naming the file and the criterion on stderr.
     """
     import json
     from pathlib import Path
@@ -59,6 +61,8 @@ def evaluate(
         if not isinstance(score_table, dict):
             raise InputError("scores JSON must be an object {patient: {criterion: score}}", path=scores)
     result = evaluate_dirs(gold_dir, pred_dir, scores=score_table)
+    for line in result["warnings"]:  # a gold file lacking a criterion tag: scored as not met
+        typer.echo(line, err=True)
     if as_json:
         typer.echo(json.dumps(result))
         return

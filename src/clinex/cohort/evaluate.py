@@ -21,8 +21,11 @@ labels are all ``met`` scores criterion F1 = 0.5.
 
 Differences from the official script, on purpose: files are matched by name and a
 missing or extra file is an error naming it (the official script skips them with a
-message); a missing criterion is an error naming file and criterion (the official
-script crashes); the criteria scored are the gold ones (the 13 n2c2 criteria for
+message); a criterion tag missing from a gold file counts as ``not met`` with a
+warning naming the file and the criterion (the n2c2 convention that an absent
+criterion is not met; ``track1_eval.py`` itself stops with a ``KeyError`` there),
+while one missing from a prediction file is an error naming file and criterion;
+the criteria scored are the gold ones (the 13 n2c2 criteria for
 n2c2 data), and criteria only the prediction has are listed in
 ``ignored_criteria``.
 
@@ -350,7 +353,7 @@ def load_label_dir(folder: str | Path) -> dict[str, tuple[Path, dict[str, str]]]
 
 
 def match_label_dirs(
-    gold_dir: str | Path, pred_dir: str | Path
+    gold_dir: str | Path, pred_dir: str | Path, *, warnings: list[str] | None = None
 ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]], list[str]]:
     """Read and line up a gold folder and a prediction folder of n2c2 XML files.
 
@@ -358,6 +361,10 @@ def match_label_dirs(
     ----------
     gold_dir, pred_dir : str or Path
         Folders of ``*.xml`` files, matched by file name.
+    warnings : list, optional
+        Receives one line per gold file lacking a criterion tag that another gold
+        file has, e.g. ``"warning: gold/003.xml: no <HBA1C> tag; scored as 'not met'"``;
+        that label is then ``not met`` (as n2c2 reads an absent criterion).
 
     Returns
     -------
@@ -369,8 +376,8 @@ def match_label_dirs(
     ------
     EvaluationError
         No gold file, a file missing from or extra in ``pred_dir`` (named), a gold
-        file without labels or a file lacking a criterion (file and criterion
-        named).
+        file without any labels or a prediction file lacking a criterion (file and
+        criterion named).
     InputError, FormatError, EncodingError
         A folder is missing or a file cannot be read.
     """
@@ -393,7 +400,9 @@ def match_label_dirs(
             raise EvaluationError("gold file has no labels (<TAGS>)", path=path)
         for crit in criteria:
             if crit not in labels:
-                raise EvaluationError("gold file has no label", path=path, field=crit)
+                labels[crit] = NOT_MET
+                if warnings is not None:
+                    warnings.append(f"warning: {path}: no <{crit}> tag; scored as 'not met'")
             if crit not in pred[name][1]:
                 raise EvaluationError("prediction file has no label", path=pred[name][0], field=crit)
     return (
@@ -431,22 +440,30 @@ def evaluate_dirs(
     Returns
     -------
     dict
-        As :func:`score`, plus ``gold_dir`` and ``pred_dir``.
+        As :func:`score`, plus ``gold_dir``, ``pred_dir`` and ``warnings`` (one
+        line per gold file and criterion scored as ``not met`` for a missing tag).
 
     Raises
     ------
     EvaluationError
         No gold file, a file missing from or extra in ``pred_dir`` (named), a gold
-        file without labels or a prediction file without a criterion (file and
-        criterion named).
+        file without any labels or a prediction file without a criterion (file
+        and criterion named).
     InputError, FormatError, EncodingError
         A folder is missing or a file cannot be read.
 
     References
     ----------
     n2c2 2018 Track 1 evaluation script (``python track1_eval.py GOLD SYSTEM``).
+
+    Notes
+    -----
+    A gold file lacking a criterion tag that other gold files have is scored as
+    ``not met`` for it; the result's ``warnings`` names each such file and
+    criterion (``clinex cohort evaluate`` prints them on stderr).
     """
-    gold, pred, criteria = match_label_dirs(gold_dir, pred_dir)
+    warnings: list[str] = []
+    gold, pred, criteria = match_label_dirs(gold_dir, pred_dir, warnings=warnings)
     sc = None
     if scores is not None:
         sc = {}
@@ -459,7 +476,7 @@ def evaluate_dirs(
                 raise EvaluationError(f"scores of patient {stem!r} are not an object {{criterion: score}}")
             sc[name] = {crit: _score_value(v, stem, crit) for crit, v in row.items()}
     result = score(gold, pred, sc, criteria=criteria)
-    return {"gold_dir": str(gold_dir), "pred_dir": str(pred_dir), **result}
+    return {"gold_dir": str(gold_dir), "pred_dir": str(pred_dir), **result, "warnings": warnings}
 
 
 def format_table(result: Mapping) -> list[list[str]]:

@@ -11,6 +11,8 @@ that follow on the same line:
 * ``Creatinine  1.3  0.7-1.3  mg/dL`` (table row), ``1.4 mg/dl (0.6-1.3)``,
   ``1.2 (H, ref 0.5-1.1)`` → a value with a printed reference range (upper limit
   1.3, 1.3, 1.1);
+* ``Creatinine (0.6-1.2) 1.9``, ``Creatinine (ref 0.6-1.2): 1.4`` (the range
+  printed before the value) → the value with that upper limit;
 * ``168 umol/L (ref 60-110)`` → converted with the spec's factor (÷ 88.4 gives
   1.90 mg/dL; the range is converted alike);
 * ``Na/K/Cl/CO2/BUN/Cr/Glu: 138/4.2/99/26/14/0.9/211`` (a slash panel) → the value
@@ -247,6 +249,7 @@ def _read_values(text: str, pos: int, seg_end: int, spec: LabSpec, ns: int, ne: 
     values: list[LabValue] = []
     skip_next = False
     pending_ref = False
+    pre_ref: tuple[str, str, str | None, re.Match] | None = None  # a range printed before any value
     for t in _TOKEN.finditer(text, pos, seg_end):
         kind = t.lastgroup
         s = t.group()
@@ -275,6 +278,12 @@ def _read_values(text: str, pos: int, seg_end: int, spec: LabSpec, ns: int, ne: 
             lo_s, hi_s = re.split(r"\s*(?:-|–|to)\s*", s, maxsplit=1)
             if skip_next:
                 skip_next = False
+                continue
+            if not values and (pending_ref or _parenthesised(text, t.start(), t.end(), pos)):
+                # "Creatinine (ref 0.6-1.2): 1.4", "HbA1c (4.0-6.5) 10.1": a printed reference
+                # range before the value belongs to the value that follows it
+                pre_ref = (lo_s, hi_s, _unit_after(text, t.end(), spec), t)
+                pending_ref = False
                 continue
             if values or pending_ref:
                 unit = _unit_after(text, t.end(), spec)
@@ -307,13 +316,38 @@ def _read_values(text: str, pos: int, seg_end: int, spec: LabSpec, ns: int, ne: 
             pending_ref = False
             continue
         unit = _unit_after(text, t.end(), spec)
-        v, _ = _convert(raw_f, unit, spec)
+        v, factor = _convert(raw_f, unit, spec)
         if v is None:
             if values:
                 break
             continue
-        values.append(LabValue(v, s, unit, None, t.start(), t.end(), ns, ne))
+        ref_high = None
+        if pre_ref is not None and not values:
+            ref_factor = spec.conversions.get(pre_ref[2], factor) if pre_ref[2] else factor  # "(60-110 umol/L)"
+            ref_high = float(pre_ref[1]) * ref_factor
+            pre_ref = None
+        values.append(LabValue(v, s, unit, ref_high, t.start(), t.end(), ns, ne))
+    if pre_ref is not None and not values:
+        # "A1c (7.1-7.4)" and nothing after it: a range of results after all
+        lo_s, hi_s, unit, t = pre_ref
+        hi_start = t.start() + t.group().rfind(hi_s)
+        for raw, off in ((lo_s, t.start()), (hi_s, hi_start)):
+            v, _ = _convert(float(raw), unit, spec)
+            if v is not None:
+                values.append(LabValue(v, raw, unit, None, off, off + len(raw), ns, ne))
     return values
+
+
+def _parenthesised(text: str, start: int, end: int, pos: int) -> bool:
+    """Whether ``text[start:end]`` stands in parentheses opened after ``pos`` ("(0.6-1.2)", "(ref 4-6)")."""
+    open_ = text.rfind("(", pos, start)
+    if open_ < 0 or ")" in text[open_:start]:
+        return False
+    return _CLOSE_AFTER_RANGE.match(text[end : end + 16]) is not None
+
+
+#: A range's closing parenthesis, after an optional unit: "0.6-1.2)", "4.0-5.6 %)".
+_CLOSE_AFTER_RANGE = re.compile(r"\s*(?:[A-Za-z\u00b5\u03bc%/]+\s*)?\)")
 
 
 def lab_holds(value: LabValue, spec: LabSpec) -> bool:

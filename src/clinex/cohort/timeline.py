@@ -12,7 +12,13 @@ the sentence is in. Recognised expressions:
   ``since March 2071``;
 * absolute: ``2076-01-29``, ``1/12/72``, ``1/2072``, ``10/2072``, ``11/66``
   (M/YY, two-digit years are 20YY) and a bare year ``2069`` (taken as 1 July, or
-  the record date when it is the record's own year).
+  the record date when it is the record's own year);
+* vague past: ``years ago``, ``decades ago``, ``as a child`` / ``teenager``,
+  ``in childhood``, ``in his teens``, ``in high school`` — two years before the
+  record date (``how = "vague"``), outside every n2c2 window; only for a mention
+  within 40 characters of it and in the same clause (no comma, "now", "and"
+  between them: "CABG years ago, now admitted with NSTEMI"), and never lent to the record's other mentions
+  (relative times are).
 
 References
 ----------
@@ -39,6 +45,18 @@ _RELATIVE = re.compile(
     rf"(?P<n>{_NUMWORD})(?:\s*(?:-|to)\s*\d+)?\s*(?P<unit>day|week|wk|month|mo|year|yr)s?\.?\s+(?:ago|out|prior|before|earlier|previously|after|since|post|following|status post|s/p)\b",
     re.I,
 )
+_VAGUE_PAST = re.compile(
+    r"\b(?:(?:many|several|some|a few|few|multiple|numerous)\s+)?(?:years|decades)\s+(?:ago|prior|before|earlier|previously)\b"
+    r"|\bas an?\s+(?:child|kid|teen|teenager|adolescent|young (?:adult|man|woman)|student|infant|toddler|baby)\b"
+    r"|\bin\s+(?:(?:his|her|their|early|late)\s+)*(?:childhood|infancy|adolescence|youth|teens)\b"
+    r"|\bin\s+(?:high school|college|grade school|middle school)\b",
+    re.I,
+)
+#: Vague past expressions are dated this many days before the record.
+_VAGUE_DAYS = 730
+#: ... and only date a mention within this many characters of them.
+_VAGUE_REACH = 40
+_CLAUSE_BREAK = re.compile(r"[,;]|\b(?:now|then|and|but|currently|today|recently|presents?|admitted)\b", re.I)
 _LAST = re.compile(r"\b(?:last|past)\s+(?P<unit>week|month|year)\b|\byesterday\b", re.I)
 _ISO = re.compile(r"\b(?P<y>20\d\d|19\d\d)-(?P<m>\d\d)(?:-(?P<d>\d\d))?\b")
 _MDY = re.compile(r"(?<![\d/])(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{2}|\d{4})(?![\d/])")
@@ -83,8 +101,9 @@ def event_date(sentence: str, record_date: dt.date | None, anchor: int = 0) -> t
     Returns
     -------
     (date or None, how)
-        ``how`` is ``"relative"``, ``"absolute"`` or ``"record"`` (no expression:
-        the record date).
+        ``how`` is ``"relative"``, ``"absolute"``, ``"vague"`` (``years ago``,
+        ``as a child``: two years before the record) or ``"record"`` (no
+        expression: the record date).
     """
     found: list[tuple[int, dt.date, str]] = []
     if record_date is not None:
@@ -99,6 +118,17 @@ def event_date(sentence: str, record_date: dt.date | None, anchor: int = 0) -> t
         for m in _LAST.finditer(sentence):
             unit = (m.group("unit") or "day").lower()
             found.append((m.start(), record_date - dt.timedelta(days=round(_UNIT_DAYS[unit])), "relative"))
+        rel_spans = [(m.start(), m.end()) for m in _RELATIVE.finditer(sentence)]
+        for m in _VAGUE_PAST.finditer(sentence):
+            if any(a <= m.start() < b for a, b in rel_spans):  # "3 years ago" is already relative
+                continue
+            between = sentence[min(m.end(), anchor) : max(m.start(), anchor)]
+            if len(between) > _VAGUE_REACH or _CLAUSE_BREAK.search(between):
+                continue  # "CABG years ago, now admitted with NSTEMI": not about the NSTEMI
+            try:
+                found.append((m.start(), record_date - dt.timedelta(days=_VAGUE_DAYS), "vague"))
+            except OverflowError:  # a record dated before year 3
+                continue
     taken: list[tuple[int, int]] = []
     if record_date is not None:
         for m in _MONTH.finditer(sentence):

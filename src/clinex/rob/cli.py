@@ -399,6 +399,9 @@ def agreement_cmd(
     predicted evidence text fuzzy-matches a gold one: partial_ratio of the
     normalised texts >= 80); and the domain / overall judgement agreement where the
     gold has levels. Bad key files are reported on stderr and skipped.
+
+    Exit status: 0 every gold document was counted; 1 some were skipped (each reported
+    on stderr, the others counted); 2 nothing could be counted or a bad option.
     """
     from rich import box
     from rich.console import Console
@@ -415,8 +418,20 @@ def agreement_cmd(
 
     if pred is not None and model is not None:
         raise InputError("give either PRED (a folder of *.rob.json) or --model, not both", field="model")
+    from clinex.errors import ClinexError
+
     problems: list[str] = []
-    gold_docs = load_gold(gold, texts=texts, warnings=problems)
+    err = Console(stderr=True)
+
+    def _warn_all() -> None:
+        for w in problems:
+            err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
+
+    try:
+        gold_docs = load_gold(gold, texts=texts, warnings=problems)
+    except ClinexError:
+        _warn_all()  # the reasons each key file was skipped
+        raise
     if pred is not None:
         predictions = load_predictions(pred, warnings=problems)
         pred_name = pred
@@ -425,17 +440,21 @@ def agreement_cmd(
 
         name = model or "auto"
         evidence_model = default_model(name)
-        err = Console(stderr=True)
         with err.status(f"assessing {len(gold_docs)} documents with {name}"):
             predictions = assess_gold(gold_docs, evidence_model, warnings=problems)
         pred_name = f"model:{name}"
-    report = answer_agreement(gold_docs, predictions, threshold=THRESHOLD if threshold is None else threshold,
-                              gold_name=gold, predictions_name=pred_name, warnings=problems)
-    err = Console(stderr=True)
+    try:
+        report = answer_agreement(gold_docs, predictions, threshold=THRESHOLD if threshold is None else threshold,
+                                  gold_name=gold, predictions_name=pred_name, warnings=problems)
+    except ClinexError:
+        _warn_all()  # e.g. every report missing beside its key
+        raise
     for w in report.warnings:
         err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
     if as_json:
         typer.echo(report.model_dump_json())
+        if report.warnings:
+            raise typer.Exit(1)
         return
 
     def po(v: float | None) -> str:
@@ -465,3 +484,5 @@ def agreement_cmd(
         q.add_row(s.sq, str(s.n_response), po(s.po_response_exact), po(s.po_response_folded),
                   str(s.n_extraction), po(s.po_extraction))
     out.print(q)
+    if report.warnings:
+        raise typer.Exit(1)  # some key files or documents were skipped (listed above), as `assess` does

@@ -1,7 +1,10 @@
 """Transparent cue (lexicon) model of RoB 2 evidence.
 
 The lexicon is data (``clinex/resources/rob/cues.yaml``): per signalling question
-(SQ), regular-expression cues, each implying a response option with a weight.
+(SQ), regular-expression cues, each implying a response option with a weight. Every
+match is checked for negation and hedging (medspaCy ConText,
+:mod:`clinex.rob.evidence.reasoning.assertion`): a negated cue is dropped, a hedged one
+is weakened to PY / PN.
 :class:`CueEvidenceModel` splits a document into sentence-like segments
 (:func:`~clinex.rob.evidence.segment.segment_document`), matches every cue against
 each segment's normalised form, offers each matching segment as evidence for the
@@ -29,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from clinex.errors import FormatError, InputError, ModelError, SchemaError
 from clinex.io.textfile import parse_yaml
 from clinex.rob.evidence.response import SQ_IDS, answer_from_votes
-from clinex.rob.evidence.segment import normalise, segment_document
+from clinex.rob.evidence.segment import normalise_with_offsets, segment_document
 from clinex.rob.types import Evidence, SQAnswer
 from clinex.text import Document, Span
 
@@ -274,13 +277,33 @@ class CueEvidenceModel:
         """
         if segments is None:
             segments = segment_document(document, max_chars=self.max_chars)
+        from clinex.rob.evidence.reasoning.assertion import default_scope
+
+        scope = default_scope()
         out: list[CueHit] = []
         for start, end in segments:
-            norm = normalise(document.text[start:end])
+            seg = document.text[start:end]
+            norm, offsets = normalise_with_offsets(seg)
+            found: list[tuple[str, CueRule, tuple[int, int]]] = []
             for sq, compiled in self._compiled.items():
                 for pattern, rule in compiled:
-                    if pattern.search(norm):
-                        out.append(CueHit(sq, start, end, rule))
+                    m = pattern.search(norm)
+                    if m:
+                        a = offsets[m.start()] if m.start() < len(offsets) else 0
+                        b = offsets[m.end() - 1] + 1 if 0 < m.end() <= len(offsets) else len(seg)
+                        found.append((sq, rule, (a, max(b, a + 1))))
+            if not found:
+                continue
+            # assertion scope of every cue (ConText): a negated cue ("Outcome assessors
+            # were not blinded" for the cue "assessors ... blinded") is dropped, a hedged one
+            # weakened to PY/PN
+            for (sq, rule, _), asserted in zip(found, scope.check(seg, [f[2] for f in found])):
+                if asserted.negated:
+                    continue
+                if asserted.hedged and rule.response in ("Y", "N"):
+                    rule = rule.model_copy(update={"response": {"Y": "PY", "N": "PN"}[rule.response],
+                                                   "weight": rule.weight * 0.8})
+                out.append(CueHit(sq, start, end, rule))
         return out
 
     def predict(self, document: Document) -> dict[str, SQAnswer]:

@@ -249,6 +249,8 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
             a, b = parse_number(m.group(1)), parse_number(m.group(2))
             if a is not None and b is not None and 0 <= a <= b and b > 1:
                 pairs.append((a, b))
+                if _EACH.match(text, m.end()) or re.match(r"\s*(?:[\w-]+\s+){0,2}in (?:each|both) (?:group|arm)s?\b", text[m.end():]):
+                    pairs.append((a, b))  # "59 of 60 in each group"
         if len(pairs) >= 3:
             # "99 of 102 ... and 97 of 102 ... (196 of 204)": a pair that sums the others
             for i, (a, b) in enumerate(pairs):
@@ -377,6 +379,7 @@ class Flow:
     analysis_evidence: list[tuple[int, int]] = field(default_factory=list)
 
     outcome_percents: tuple[float, ...] = ()
+    outcome_from_analysis: bool = False
 
     @property
     def share(self) -> float | None:
@@ -420,10 +423,11 @@ def flow(counts: Sequence[Count]) -> Flow:
     """Combine a document's number statements into one :class:`Flow`.
 
     The randomised total is the first ``randomised`` statement. The outcome number is
-    the last ``outcome`` statement not above it (else the last ``analysis`` one; "a of
-    b" pairs give per-arm numbers and, without a randomised statement, the randomised
-    per arm), else the randomised total minus every ``lost`` number. The analysed
-    number is the last ``analysis`` statement.
+    the largest ``outcome`` statement not above it ("a of b" pairs give per-arm numbers
+    and, without a randomised statement, the randomised per arm), else the randomised
+    total minus every ``lost`` number, else the largest ``analysis`` statement. The
+    analysed number is the largest ``analysis`` statement (else randomised minus
+    ``excluded``).
 
     Parameters
     ----------
@@ -442,7 +446,14 @@ def flow(counts: Sequence[Count]) -> Flow:
     if rand:
         pick = rand[0]
         f.randomised, f.randomised_arms = pick.total, pick.per_arm
-    c = _pick(f, outc) or _pick(f, anal)
+    c = _pick(f, outc)
+    if c is None:
+        a = _pick(f, anal)
+        # an analysed number stands for the outcome data unless losses are counted and the
+        # analysed number has no per-arm denominators ("385 analysed per protocol")
+        if a is not None and (not (f.randomised is not None and lost) or a.of_arm):
+            c = a
+            f.outcome_from_analysis = True
     if c is not None:
         f.outcome = sum(c.per_arm) if c.per_arm and c.of_arm else c.total
         f.outcome_arms = c.per_arm

@@ -233,11 +233,26 @@ def _actor_mentions(data: ReasoningData, text: str) -> list[tuple[int, int, str]
     return sorted(out)
 
 
+_ASSESSING = re.compile(r"\b(measured|assessed|rated|scored|read|evaluated|judged|graded|adjudicated|analy[sz]ed|"
+                        r"tested|processed|recorded|collected|extracted)\b[^.;]{0,60}\bby\b", re.I)
+_DELIVERING = re.compile(r"\b(deliver\w*|administer\w*|provid\w*|treat\w*|gave|applied|prescrib\w*|"
+                         r"perform\w* the (intervention|procedure|operation)|operat\w*)\b", re.I)
+_GENERIC_DELIVERER = re.compile(r"^(staff|personnel|team)$", re.I)
+
+
 def _actors_in(data: ReasoningData, text: str, at: int | None = None) -> list[str]:
     """Actors named in ``text``, in order of mention; with ``at`` (a concept's offset in
     ``text``), those named before it (the subject: "the admitting team knew which implant
-    a patient would receive") unless nobody is named before it ("to blind patients")."""
+    a patient would receive") unless nobody is named before it ("to blind patients").
+    Generic "staff" in a clause about measuring an outcome ("measured ... by staff unaware
+    of group allocation") are the assessors, not those delivering the intervention."""
     mentions = _actor_mentions(data, text)
+    if _ASSESSING.search(text) and not _DELIVERING.search(text):
+        mentions = [m for m in mentions
+                    if not (m[2] == "deliverers" and _GENERIC_DELIVERER.match(text[m[0]:m[1]].split()[-1]))]
+        if not any(m[2] == "assessors" for m in mentions):
+            mentions.append((_ASSESSING.search(text).start(), _ASSESSING.search(text).end(), "assessors"))
+            mentions.sort()
     if at is not None:
         before = [m for m in mentions if m[1] <= at]
         mentions = before or mentions
@@ -256,6 +271,8 @@ _PREDICATIVE = frozenset({
 })
 
 
+_FORESEEN = re.compile(r"\b(allocation )?(schedule|sequence|list|next (assignment|allocation))\b[^.;]{0,40}"
+                       r"\b(in advance|beforehand|ahead of|before (the patient|consent|enrol\w*|recruit\w*|randomi[sz]\w*))", re.I)
 _ONLY = re.compile(r"\bonly (the )?(patients?|participants?|subjects?|women|children)\b", re.I)
 _WHEN = re.compile(r"\b(before|after|until|prior to|at the time of|following)\s+(the\s+)?([\w-]+\s+){0,4}$", re.I)
 
@@ -343,6 +360,8 @@ def blinding_statements(data: ReasoningData, scope: AssertionScope,
                     continue  # the noun alone ("Randomisation and masking") states nothing
                 if _WHEN.search(s.text[max(0, b - 40):b]):
                     continue  # "before unblinding", "until the allocation was unmasked": a time
+                if _FORESEEN.search(clause):
+                    continue  # "ward staff knew the allocation schedule in advance": concealment (1.2)
                 value = bool(concept["blinded"]) != a.negated
                 qualified = (_adjective_of(data, s.text, e, b)
                              if concept["id"] in _ADJECTIVAL and re.search(r"(blind|blinded|masked|label)$", s.text[b:e], re.I)

@@ -131,7 +131,7 @@ class Context:
 
 def _d(response: str, rule: str, *found: Finding | Sentence | None, weight: float = 0.8,
        hedged: bool = False) -> Decision:
-    sents = tuple(x.sentence if isinstance(x, Finding) else x for x in found if x is not None)
+    sents = tuple(dict.fromkeys(x.sentence if isinstance(x, Finding) else x for x in found if x is not None))
     if hedged:
         response = {"Y": "PY", "N": "PN"}.get(response, response)
         weight *= 0.8
@@ -415,6 +415,10 @@ def complete_share(ctx: Context, sq: str) -> Decision | None:
     share = ctx.flow.share
     if share is None:
         return None
+    if ctx.flow.outcome_from_analysis and any(
+            re.search(r"\b(per[- ]protocol|excluded|adher\w*|complian\w*|compliers?)\b", s.text, re.I)
+            for s in ctx.flow_sentences):
+        return None  # the number analysed per protocol says nothing about missing outcome data
     if share >= ctx.data.thresholds["complete_share"]:
         return _d("Y", "outcome_data_95pct", *ctx.flow_sentences, weight=0.9)
     return _d("N", "outcome_data_below_95pct", *ctx.flow_sentences, weight=0.9)
