@@ -41,7 +41,7 @@ def test_rob_assess_upload(client: TestClient) -> None:
 def test_rob_assess_empty_upload_is_422(client: TestClient) -> None:
     resp = client.post("/api/rob/assess", params={"filename": "empty.pdf"}, content=b"")
     assert resp.status_code == 422
-    body = resp.json()
+    body = resp.json()["error"]
     assert body["code"].startswith("CLX")
     assert body["message"].split(": ")[0].endswith("] empty.pdf")  # not the server's temp path
     assert "clinex-web-" not in body["message"]
@@ -54,7 +54,8 @@ def test_rob_assess_model_parameter(client: TestClient) -> None:
     assert resp.json()["model"].startswith("clinex.rob.cues") and resp.json()["source"] == "t.txt"
     resp = client.post("/api/rob/assess", params={"filename": "t.txt", "model": "nosuch"},
                        content=TRIAL.encode())
-    assert resp.status_code == 422 and resp.json()["code"] == "CLX005"
+    assert resp.status_code == 422 and resp.json()["error"]["code"] == "CLX005"
+    assert resp.json()["error"]["field"] == "model"
 
 
 def test_pv_extract(client: TestClient) -> None:
@@ -77,7 +78,8 @@ def test_pv_extract(client: TestClient) -> None:
 def test_pv_extract_unknown_model_is_422(client: TestClient) -> None:
     resp = client.post("/api/pv/extract", json={"text": "Rash after drug.", "model": "/etc"})
     assert resp.status_code == 422
-    assert resp.json()["code"] == "CLX005" and "valid: auto, crf, transformer" in resp.json()["message"]
+    err = resp.json()["error"]
+    assert err["code"] == "CLX005" and "valid: auto, crf, transformer" in err["message"]
 
 
 def test_cohort_screen_upload(client: TestClient, shared_data: Path) -> None:
@@ -100,8 +102,9 @@ def test_cohort_screen_upload(client: TestClient, shared_data: Path) -> None:
 def test_missing_filename_is_a_clinex_error(client: TestClient) -> None:
     resp = client.post("/api/rob/assess", content=TRIAL.encode())
     assert resp.status_code == 422
-    body = resp.json()
+    body = resp.json()["error"]
     assert body["code"] == "CLX001" and "filename: Field required" in body["message"]
+    assert body["field"] == "filename"
 
 
 @pytest.mark.parametrize("text", ["", "   \n"])

@@ -19,7 +19,6 @@ section starts and after a heading that ends its line or has a colon, so that
 from __future__ import annotations
 
 import bisect
-
 from pathlib import Path
 
 from clinex.errors import FormatError, InputError

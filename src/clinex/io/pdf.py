@@ -34,6 +34,14 @@ PDF without any text layer (scanned images; OCR it first) raise clear
 :mod:`clinex.errors` exceptions; single pages without text are kept empty and
 listed in ``meta["pages_without_text"]``.
 
+Bounded work: before PDFium parses a page, the file's streams are inflated in
+chunks and counted, never kept (:func:`_check_streams`, :func:`_check_pages`), so a
+Flate bomb is refused at :data:`~clinex.io.limits.MAX_PDF_INFLATED_BYTES` /
+:data:`~clinex.io.limits.MAX_PDF_PAGE_CONTENT_BYTES` without taking memory; pages
+per document and text runs per page are capped too (:mod:`clinex.io.limits`), and
+the layout is ``O(n log n)`` in the text runs of a page. A page tree whose
+``/Kids`` point back to an ancestor is refused as a :class:`~clinex.errors.FormatError`.
+
 References
 ----------
 PDFium text API: https://pdfium.googlesource.com/pdfium/+/refs/heads/main/public/fpdf_text.h
@@ -44,11 +52,20 @@ Image Understanding Technology 2003 (whitespace gutters as column separators).
 from __future__ import annotations
 
 import re
+import zlib
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 
 from clinex.errors import FormatError, InputError
+from clinex.io.limits import (
+    MAX_PDF_INFLATED_BYTES,
+    MAX_PDF_PAGE_CONTENT_BYTES,
+    MAX_PDF_PAGES,
+    MAX_PDF_TEXT_RUNS_PER_PAGE,
+)
 from clinex.text import Document, Fragment, Span
 
 __all__ = ["read_pdf", "GUTTER_ZONE", "MIN_GUTTER", "PARAGRAPH_GAP"]
@@ -60,6 +77,12 @@ PARAGRAPH_GAP = 0.8
 #: Smallest gutter width, in PDF points (1/72 inch).
 MIN_GUTTER = 4.0
 
+#: Pages with at most this many text rectangles ask PDFium for each one's text
+#: (C speed, cost rectangles x characters); busier pages are read character by
+#: character (Python speed, cost linear in characters). See :func:`_runs`.
+_BOUNDED_RUNS = 2_000
+#: PDFium's kSizeEpsilon: characters with a smaller box are in no text rectangle.
+_EPSILON = 0.01
 _HYPHENS = "-\u00ad\u2010\x02"
 _WORD = re.compile(r"[^\W\d_]+(?:[-\u2010][^\W\d_]+)*")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\ufffe\uffff]")
@@ -81,6 +104,217 @@ class _Run:
         return max(self.top - self.bottom, 1e-6)
 
 
+class _TooMuch(Exception):
+    """A limit of :mod:`clinex.io.limits` is passed (turned into a FormatError with file and page)."""
+
+
+_CHUNK = 1 << 20  # inflate in 1 MiB pieces: memory stays flat whatever a stream holds
+_STREAM_KEYWORD = re.compile(rb"(?<!end)stream(?:\r\n|\n|\r)")
+_OBJ_HEADER = re.compile(rb"(\d+)\s+\d+\s+obj\b")
+_IMAGE = re.compile(rb"/Subtype\s*/Image\b")
+
+
+def _inflated_size(data, start: int, limit: int) -> tuple[int, int]:
+    """Bytes that the zlib stream at ``data[start:]`` inflates to, counted up to
+    ``limit + 1`` and not kept, and where the stream ends (``start`` if it is no
+    zlib stream)."""
+    inflater = zlib.decompressobj()
+    total, pos, end = 0, start, len(data)
+    while pos < end and total <= limit:
+        piece = data[pos:pos + _CHUNK]
+        pos += len(piece)
+        try:
+            out = inflater.decompress(piece, _CHUNK)
+            total += len(out)
+            while inflater.unconsumed_tail and total <= limit:
+                out = inflater.decompress(inflater.unconsumed_tail, _CHUNK)
+                total += len(out)
+        except zlib.error:
+            return total, (pos if total else start)
+        if inflater.eof:
+            return total, pos - len(inflater.unused_data)
+    return total, pos
+
+
+def _check_streams(path: Path) -> None:
+    """Refuse a PDF whose non-image streams inflate past :data:`MAX_PDF_INFLATED_BYTES`.
+
+    Reads the file's bytes without parsing it (so broken and hostile files are
+    covered too): every ``stream`` keyword whose data is a zlib stream is inflated in
+    chunks and counted. Image streams (``/Subtype /Image`` in their dictionary) are
+    left out: text extraction never decodes them.
+    """
+    import mmap
+
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        total, pos = 0, 0
+        while True:
+            m = _STREAM_KEYWORD.search(data, pos)
+            if m is None:
+                return
+            head = data[max(0, m.start() - 4096):m.start()]
+            headers = list(_OBJ_HEADER.finditer(head))
+            obj = headers[-1] if headers else None
+            if obj is not None and _IMAGE.search(head, obj.end()):
+                pos = m.end()
+                continue
+            size, pos = _inflated_size(data, m.end(), MAX_PDF_INFLATED_BYTES - total)
+            pos = max(pos, m.end())
+            total += size
+            if total > MAX_PDF_INFLATED_BYTES:
+                where = f"object {int(obj.group(1))}" if obj is not None else "a stream"
+                raise _TooMuch(
+                    f"{where} (at byte {m.end():,}) inflates past the document's limit of "
+                    f"{MAX_PDF_INFLATED_BYTES:,} decompressed bytes, MAX_PDF_INFLATED_BYTES "
+                    "(clinex.io.limits): a decompression bomb?"
+                )
+
+
+def _stream_size(stream, limit: int) -> int:
+    """Decoded bytes of a pdfminer stream, counted up to ``limit + 1`` in chunks.
+
+    ASCII filters (which shrink) are applied; a final Flate or LZW filter is
+    inflated piecewise and counted; other filters count the raw bytes.
+    """
+    from pdfminer.psparser import PSLiteral, literal_name
+
+    data = stream.get_rawdata()
+    if data is None:  # already decoded by pdfminer (an object stream)
+        return len(stream.data or b"")
+    if stream.decipher:
+        data = stream.decipher(stream.objid, stream.genno, data, stream.attrs)
+    filters = []
+    for f in stream.get_filters():  # (filter, parameters) pairs in pdfminer >= 20221105
+        f = f[0] if isinstance(f, tuple) else f
+        filters.append(literal_name(f) if isinstance(f, PSLiteral) else str(f))
+    for name in filters:
+        if name in ("ASCIIHexDecode", "AHx"):
+            from pdfminer.ascii85 import asciihexdecode
+            data = asciihexdecode(data)
+        elif name in ("ASCII85Decode", "A85"):
+            from pdfminer.ascii85 import ascii85decode
+            data = ascii85decode(data)
+        elif name in ("FlateDecode", "Fl"):
+            return _inflated_size(data, 0, limit)[0]
+        elif name in ("LZWDecode", "LZW"):
+            from io import BytesIO
+
+            from pdfminer.lzw import LZWDecoder
+
+            total = 0
+            try:
+                for piece in LZWDecoder(BytesIO(data)).run():
+                    total += len(piece)
+                    if total > limit:
+                        break
+            except Exception:  # noqa: BLE001 - broken LZW data: PDFium stops there too
+                pass
+            return total
+        else:
+            break
+    return len(data)
+
+
+def _check_pages(path: Path, password: str | None, n_pages: int) -> bool:
+    """Walk the page tree (refusing cycles) and refuse pages whose content passes
+    :data:`MAX_PDF_PAGE_CONTENT_BYTES`. Returns False when pdfminer cannot parse the
+    file (PDFium may still read it; :func:`_check_streams` has bounded it)."""
+    from pdfminer.pdfdocument import PDFDocument
+    from pdfminer.pdfparser import PDFParser
+    from pdfminer.pdftypes import PDFObjRef, PDFStream
+    from pdfminer.psparser import PSLiteral
+
+    def resolve(obj):
+        for _ in range(32):  # a chain of references (bounded: a reference cycle ends here)
+            if not isinstance(obj, PDFObjRef):
+                return obj
+            obj = obj.resolve()
+        return None
+
+    def name(obj) -> str:
+        return obj.name if isinstance(obj, PSLiteral) and isinstance(obj.name, str) else ""
+
+    with open(path, "rb") as fh:
+        try:
+            doc = PDFDocument(PDFParser(fh), password=password or "")
+            root = doc.catalog.get("Pages")
+        except (Exception, RecursionError):  # noqa: BLE001 - pdfminer cannot parse it
+            return False
+        # depth first, left to right, as PDFium counts pages; ancestors on the stack
+        stack: list[tuple[object, tuple[int, ...], object]] = [(root, (), None)]
+        page = 0
+        visits = 0
+        while stack:
+            ref, ancestors, resources = stack.pop()
+            visits += 1
+            if visits > 4 * MAX_PDF_PAGES:
+                raise _TooMuch(f"page tree has more than {4 * MAX_PDF_PAGES:,} nodes "
+                               f"(4 x MAX_PDF_PAGES, clinex.io.limits)")
+            objid = ref.objid if isinstance(ref, PDFObjRef) else None
+            if objid is not None and objid in ancestors:
+                raise FormatError(
+                    f"page tree cycle: object {ancestors[-1]}'s /Kids points back to its "
+                    f"ancestor object {objid}", path=path)
+            try:
+                node = resolve(ref)
+            except (Exception, RecursionError):  # noqa: BLE001
+                continue
+            if not isinstance(node, dict):
+                continue
+            res = node.get("Resources", resources)
+            kids = resolve(node.get("Kids"))
+            if name(node.get("Type")) == "Pages" or (isinstance(kids, list) and "Contents" not in node):
+                if isinstance(kids, list):
+                    path_ids = ancestors + ((objid,) if objid is not None else ())
+                    for kid in reversed(kids):
+                        stack.append((kid, path_ids, res))
+                continue
+            page += 1
+            if page > n_pages:
+                break
+            size = 0
+            seen: set[int] = set()
+            todo = [node.get("Contents"), *_forms(resolve, res)]
+            while todo:
+                item = todo.pop()
+                if isinstance(item, PDFObjRef):
+                    if item.objid in seen:
+                        continue
+                    seen.add(item.objid)
+                try:
+                    item = resolve(item)
+                except (Exception, RecursionError):  # noqa: BLE001
+                    continue
+                if isinstance(item, list):
+                    todo.extend(item[:10_000])
+                elif isinstance(item, PDFStream):
+                    subtype = name(item.attrs.get("Subtype"))
+                    if subtype and subtype != "Form":
+                        continue  # an image (never decoded for text) or PostScript
+                    try:
+                        size += _stream_size(item, MAX_PDF_PAGE_CONTENT_BYTES - size)
+                    except (Exception, RecursionError):  # noqa: BLE001 - PDFium decides
+                        continue
+                    if subtype == "Form":
+                        todo.extend(_forms(resolve, item.attrs.get("Resources")))
+                if size > MAX_PDF_PAGE_CONTENT_BYTES:
+                    raise _TooMuch(
+                        f"page {page}: content inflates past the limit of "
+                        f"{MAX_PDF_PAGE_CONTENT_BYTES:,} decompressed bytes per page, "
+                        "MAX_PDF_PAGE_CONTENT_BYTES (clinex.io.limits): a decompression bomb?")
+    return True
+
+
+def _forms(resolve, resources) -> list:
+    """The XObjects named in a resource dictionary (forms among them are counted)."""
+    try:
+        res = resolve(resources)
+        xobjects = resolve(res.get("XObject")) if isinstance(res, dict) else None
+    except (Exception, RecursionError):  # noqa: BLE001
+        return []
+    return list(xobjects.values())[:10_000] if isinstance(xobjects, dict) else []
+
+
 def _open(path: Path, password: str | None):
     import pypdfium2 as pdfium
 
@@ -99,13 +333,81 @@ def _open(path: Path, password: str | None):
         raise FormatError(f"PDF could not be opened ({exc})", path=path) from None
 
 
+def _clean(text: str) -> str:
+    text = _CONTROL.sub(lambda m: "-" if m.group(0) == "\x02" else "", text)
+    return text.replace("\r\n", " ").replace("\n", " ").translate(_LIGATURES).strip()
+
+
 def _runs(textpage) -> list[_Run]:
+    """The page's text runs, in PDFium's character order.
+
+    A run is what ``FPDFText_GetRect`` calls a rectangle: consecutive characters of
+    one text object, leaving out generated characters and characters with an empty
+    box, boxed by the union of their boxes. Asking PDFium for each rectangle's text
+    (``FPDFText_GetBoundedText``) scans the whole page per rectangle, which is
+    fastest for ordinary pages but quadratic (minutes for a page of 30,000 runs);
+    pages with more than :data:`_BOUNDED_RUNS` rectangles are read character by
+    character instead, once each (linear). The two agree except where runs overlap
+    on the page: there the bounded text also holds the overlapping characters.
+    """
+    import ctypes
+
+    import pypdfium2.raw as raw
+
+    n_rects = textpage.count_rects()
+    if n_rects > MAX_PDF_TEXT_RUNS_PER_PAGE:
+        raise _TooMuch(f"{n_rects:,} text runs, more than MAX_PDF_TEXT_RUNS_PER_PAGE = "
+                       f"{MAX_PDF_TEXT_RUNS_PER_PAGE:,} (clinex.io.limits)")
+    if n_rects <= _BOUNDED_RUNS or not hasattr(raw, "FPDFText_GetTextObject"):
+        return _runs_bounded(textpage, n_rects)
+    tp = textpage.raw
+    n = raw.FPDFText_CountChars(tp)
+    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    refs = [ctypes.byref(v) for v in (left, right, bottom, top)]
+    get_box, get_obj = raw.FPDFText_GetCharBox, raw.FPDFText_GetTextObject
+    get_unicode, is_generated = raw.FPDFText_GetUnicode, raw.FPDFText_IsGenerated
+    runs: list[_Run] = []
+    chars: list[str] = []  # the current run's text
+    box: list[float] | None = None  # the current run's [left, bottom, right, top]
+    obj = None
+    for i in range(n):
+        code = get_unicode(tp, i)
+        if is_generated(tp, i) == 1:
+            if box is not None and code == 32:
+                chars.append(" ")
+            continue
+        char_obj = ctypes.cast(get_obj(tp, i), ctypes.c_void_p).value
+        get_box(tp, i, *refs)
+        l, r, b, t = left.value, right.value, bottom.value, top.value
+        if r - l < _EPSILON or t - b < _EPSILON:  # no box: not in a rectangle
+            if box is not None and (char_obj == obj or code == 32):
+                chars.append(chr(code) if 0 < code < 0x110000 else "")
+            continue
+        if box is None or char_obj != obj:
+            if box is not None:
+                _add_run(runs, box, chars)
+            box, chars, obj = [l, b, r, t], [], char_obj
+        else:
+            box[0], box[1] = min(box[0], l), min(box[1], b)
+            box[2], box[3] = max(box[2], r), max(box[3], t)
+        chars.append(chr(code) if 0 < code < 0x110000 else "")
+    if box is not None:
+        _add_run(runs, box, chars)
+    return runs
+
+
+def _add_run(runs: list[_Run], box: list[float], chars: list[str]) -> None:
+    text = _clean("".join(chars))
+    if text:
+        runs.append(_Run(box[0], box[1], box[2], box[3], text))
+
+
+def _runs_bounded(textpage, n_rects: int) -> list[_Run]:
+    """Runs as PDFium's rectangles, each rectangle's text asked for separately."""
     runs = []
-    for i in range(textpage.count_rects()):
+    for i in range(n_rects):
         left, bottom, right, top = textpage.get_rect(i)
-        text = _CONTROL.sub(lambda m: "-" if m.group(0) == "\x02" else "",
-                            textpage.get_text_bounded(left, bottom, right, top))
-        text = text.replace("\r\n", " ").replace("\n", " ").translate(_LIGATURES).strip()
+        text = _clean(textpage.get_text_bounded(left, bottom, right, top))
         if text:
             runs.append(_Run(left, bottom, right, top, text))
     return runs
@@ -140,32 +442,46 @@ def _gutter(runs: list[_Run], width: float) -> float | None:
     right = [r for r in runs if r.left >= x]
     if count * 3 > len(left) + len(right):
         return None
-    paired = sum(
-        1 for a in left if any(min(a.top, b.top) - max(a.bottom, b.bottom) > 0 for b in right)
-    )
-    return x if paired >= 2 else None
+    # left runs with a right run at the same height (vertical extents overlap):
+    # right runs sorted by bottom, running maximum of their tops (n log n, not n^2)
+    spans = sorted((b.bottom, b.top) for b in right if b.top > b.bottom)
+    bottoms = [lo for lo, _ in spans]
+    max_top = list(accumulate((hi for _, hi in spans), max))
+    paired = 0
+    for a in left:
+        if a.top > a.bottom:
+            k = bisect_left(bottoms, a.top)  # right runs starting below a's top
+            if k and max_top[k - 1] > a.bottom:
+                paired += 1
+                if paired >= 2:
+                    return x
+    return None
 
 
 def _lines(runs: list[_Run]) -> list[list[_Run]]:
     lines: list[list[_Run]] = []
+    # the last line's lowest bottom, highest top and tallest run, kept as runs join
+    bottom = top = height = 0.0
     for r in sorted(runs, key=lambda r: (-r.top, r.left)):
         if lines:
-            last = lines[-1]
-            lo = max(min(x.bottom for x in last), r.bottom)
-            hi = min(max(x.top for x in last), r.top)
-            if hi - lo >= 0.5 * min(r.height, max(x.height for x in last)):
-                last.append(r)
+            lo = max(bottom, r.bottom)
+            hi = min(top, r.top)
+            if hi - lo >= 0.5 * min(r.height, height):
+                lines[-1].append(r)
+                bottom, top, height = min(bottom, r.bottom), max(top, r.top), max(height, r.height)
                 continue
         lines.append([r])
+        bottom, top, height = r.bottom, r.top, r.height
     return [sorted(line, key=lambda r: r.left) for line in lines]
 
 
 def _line_text(line: list[_Run]) -> str:
-    out = line[0].text
+    parts = [line[0].text]
     for prev, cur in zip(line, line[1:]):
-        gap = cur.left - prev.right
-        out += (" " if gap > 0.15 * cur.height else "") + cur.text
-    return out
+        if cur.left - prev.right > 0.15 * cur.height:
+            parts.append(" ")
+        parts.append(cur.text)
+    return "".join(parts)
 
 
 def _blocks(runs: list[_Run], width: float) -> tuple[list[list[tuple[str, float, float]]], int]:
@@ -174,14 +490,22 @@ def _blocks(runs: list[_Run], width: float) -> tuple[list[list[tuple[str, float,
     if x is None:
         groups = [runs]
     else:
-        crossing = sorted((r for r in runs if r.left < x < r.right), key=lambda r: -r.top)
-        cuts = [(r.top + r.bottom) / 2 for r in crossing]
+        # runs crossing the gutter, top to bottom by their middle, cut the page into
+        # bands; each other run goes to the band its middle lies strictly inside
+        crossing = sorted((r for r in runs if r.left < x < r.right),
+                          key=lambda r: (-(r.top + r.bottom) / 2, -r.top))
+        neg_cuts = [-(r.top + r.bottom) / 2 for r in crossing]  # ascending
+        bands: list[list[_Run]] = [[] for _ in range(len(crossing) + 1)]
+        for r in runs:
+            if r.left < x < r.right:
+                continue
+            neg_mid = -(r.top + r.bottom) / 2
+            band = bisect_left(neg_cuts, neg_mid)
+            if band < len(neg_cuts) and neg_cuts[band] == neg_mid:
+                continue  # on a cut: in no band
+            bands[band].append(r)
         groups = []
-        for band in range(len(cuts) + 1):
-            upper = cuts[band - 1] if band > 0 else float("inf")
-            lower = cuts[band] if band < len(cuts) else float("-inf")
-            inside = [r for r in runs if not (r.left < x < r.right)
-                      and lower < (r.top + r.bottom) / 2 < upper]
+        for band, inside in enumerate(bands):
             groups.append([r for r in inside if r.right <= x])
             groups.append([r for r in inside if r.left >= x])
             if band < len(crossing):
@@ -347,7 +671,13 @@ def read_pdf(path: str | Path, *, password: str | None = None) -> Document:
         No such file; encrypted PDF without (or with a wrong) password.
     FormatError
         0-byte file, not a PDF, no pages, or no text layer on any page (a scanned
-        PDF: run OCR, e.g. ocrmypdf, first).
+        PDF: run OCR, e.g. ocrmypdf, first); a page that cannot be loaded or a
+        page tree whose ``/Kids`` point back to an ancestor (a cycle); a limit of
+        :mod:`clinex.io.limits` passed (more than :data:`MAX_PDF_PAGES` pages, more
+        than :data:`MAX_PDF_TEXT_RUNS_PER_PAGE` text runs on a page, page content
+        past :data:`MAX_PDF_PAGE_CONTENT_BYTES` or streams past
+        :data:`MAX_PDF_INFLATED_BYTES` decompressed), the message naming the page
+        (or object) and the limit.
     """
     p = Path(path)
     if not p.is_file():
@@ -355,24 +685,44 @@ def read_pdf(path: str | Path, *, password: str | None = None) -> Document:
     if p.stat().st_size == 0:
         raise FormatError("empty file (0 bytes), expected a PDF", path=p)
     pdf = _open(p, password)
+    import pypdfium2 as pdfium
+
     try:
         n = len(pdf)
         if n == 0:
             raise FormatError("PDF has no pages", path=p)
+        if n > MAX_PDF_PAGES:
+            raise FormatError(f"{n:,} pages, more than MAX_PDF_PAGES = {MAX_PDF_PAGES:,} "
+                              "(clinex.io.limits)", path=p)
         layouts = []
         columns = []
-        for i in range(n):
-            page = pdf[i]
-            try:
-                textpage = page.get_textpage()
+        page_no = 0
+        try:
+            _check_streams(p)
+            _check_pages(p, password, n)
+            for i in range(n):
+                page_no = i + 1
                 try:
-                    blocks, ncol = _blocks(_runs(textpage), page.get_width())
+                    page = pdf[i]
+                except pdfium.PdfiumError:
+                    raise FormatError(
+                        f"page {page_no} of {n} could not be loaded (a broken page tree?)",
+                        path=p) from None
+                try:
+                    textpage = page.get_textpage()
+                    try:
+                        blocks, ncol = _blocks(_runs(textpage), page.get_width())
+                    finally:
+                        textpage.close()
                 finally:
-                    textpage.close()
-            finally:
-                page.close()
-            layouts.append(blocks)
-            columns.append(ncol)
+                    page.close()
+                layouts.append(blocks)
+                columns.append(ncol)
+        except _TooMuch as exc:
+            where = f"page {page_no}: " if page_no else ""
+            raise FormatError(f"{where}{exc}", path=p) from None
+        except RecursionError:
+            raise FormatError("PDF structure nested too deeply to read", path=p) from None
     finally:
         pdf.close()
     keep = _keep_hyphen(layouts)

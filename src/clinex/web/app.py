@@ -20,22 +20,53 @@ Endpoints (JSON in, JSON out; the OpenAPI schema is at ``/openapi.json``):
   bytes of one trial (PDF, text, JATS XML); returns the
   :class:`~clinex.rob.types.TrialAssessment` (``source`` = the uploaded file name).
 
-A :class:`~clinex.errors.ClinexError` becomes HTTP 422 with ``{"code", "message"}``
-(the message names the uploaded file name, never the server's temporary path);
-uploaded bytes are written to a private temporary folder that is removed afterwards.
+Reliability
+-----------
+- The three task endpoints run their CPU work in a bounded pool of worker threads
+  (``workers``), never on the event loop, so ``/api/health`` and the page stay quick.
+  At most ``workers + queue`` task requests are admitted at once; one more gets HTTP 503
+  with ``Retry-After`` before its body is read.
+- Every request body is limited to ``max_upload`` bytes: a larger ``Content-Length`` is
+  refused with 413 before anything is read, and a chunked body is counted as it streams
+  in and refused with 413 as soon as it passes the limit. Uploads stream to disk.
+- Any ``filename`` is accepted: only its last path component is kept, control
+  characters (NUL included) are dropped, long names are shortened; the bytes go to a
+  private temporary folder that is removed after every request, failed ones included.
+- Every failure has one shape, ``{"error": {"code": "CLXnnn", "message": ..., "field": ...}}``:
+  a :class:`~clinex.errors.ClinexError` is 422 (its message names the uploaded file,
+  never the server's temporary path), a bad request 422 (``field`` names the parameter),
+  an unknown path 404, a wrong method 405, a too-large body 413, a full queue 503, and
+  an unexpected error 500 with a generic message (the traceback goes to the server log
+  only).
+
+The limits come from :func:`create_app`'s arguments, else from the environment
+(``CLINEX_WEB_MAX_UPLOAD`` bytes, ``CLINEX_WEB_WORKERS``, ``CLINEX_WEB_QUEUE``), so
+``clinex serve`` can be tuned without code.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import math
+import os
+import re
+import shutil
 import tempfile
+import threading
+import time
+from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import anyio
+import anyio.to_thread
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException
 
 from clinex import __version__
 from clinex.errors import ClinexError, InputError, SchemaError
@@ -43,6 +74,20 @@ from clinex.errors import ClinexError, InputError, SchemaError
 __all__ = ["create_app"]
 
 _MAX_UPLOAD = 50 * 1024 * 1024  # bytes; a 300-page PDF is well below this
+_WORKERS = min(4, os.cpu_count() or 1)  # threads running task work at once
+_QUEUE = 32  # task requests admitted beyond the running ones
+_HEAVY = frozenset({"/api/pv/extract", "/api/cohort/screen", "/api/rob/assess"})
+_MAX_DISK_NAME = 200  # bytes of a temporary file's name (file systems allow 255)
+_MAX_NAME = 255  # characters of the uploaded name kept for messages and ``source``
+
+log = logging.getLogger("clinex.web")
+T = TypeVar("T")
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class PVRequest(BaseModel):
@@ -52,21 +97,199 @@ class PVRequest(BaseModel):
     model: str = "auto"
 
 
-def _safe_name(filename: str) -> str:
-    name = Path(filename).name
-    if not name or name in {".", ".."}:
+# ----------------------------------------------------------------------------- errors
+
+
+def _error_content(code: str, message: str, field: str | None = None) -> dict[str, Any]:
+    """The one error shape of every failed request."""
+    return {"error": {"code": code, "message": message, "field": field}}
+
+
+def _error(status: int, code: str, message: str, field: str | None = None,
+           headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(status_code=status, content=_error_content(code, message, field), headers=headers)
+
+
+class _BodyTooLarge(HTTPException):
+    """Raised from ``receive`` when a streamed body passes the limit (FastAPI re-raises
+    an HTTPException met while reading a body, so every route answers 413)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, _too_large_message(limit), headers={"Connection": "close"})
+
+
+def _too_large_message(limit: int) -> str:
+    size = f"{limit // (1024 * 1024)} MB" if limit >= 1024 * 1024 else f"{limit} bytes"
+    return str(InputError(f"request body larger than {size}", field="body"))
+
+
+async def _send_error(send: Send, status: int, content: dict[str, Any],
+                      headers: dict[str, str] | None = None) -> None:
+    """Answer from the middleware itself (before the app or the body is touched)."""
+    body = json.dumps(content).encode("utf-8")
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    raw += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+# ----------------------------------------------------------------------------- worker pool
+
+
+class _Pool:
+    """Bounded worker threads for task work, and admission of task requests.
+
+    ``admit`` lets in at most ``workers + queue`` requests (counted on the event loop,
+    so a plain integer is enough); ``run`` runs a function on one of ``workers`` threads.
+    """
+
+    def __init__(self, workers: int, queue: int) -> None:
+        self.workers = workers
+        self.queue = queue
+        self.active = 0
+        self._limiter: anyio.CapacityLimiter | None = None
+        self._seconds = 1.0  # running mean of one task's duration, for Retry-After
+
+    def admit(self) -> bool:
+        if self.active >= self.workers + self.queue:
+            return False
+        self.active += 1
+        return True
+
+    def release(self) -> None:
+        self.active -= 1
+
+    def retry_after(self) -> int:
+        """Seconds until a slot is likely free: the queue ahead, at the mean duration."""
+        return max(1, min(120, math.ceil(self._seconds * self.active / self.workers)))
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        if self._limiter is None:  # created inside the event loop it belongs to
+            self._limiter = anyio.CapacityLimiter(self.workers)
+
+        def timed() -> T:
+            start = time.perf_counter()
+            try:
+                return fn(*args)
+            finally:
+                self._seconds = 0.8 * self._seconds + 0.2 * (time.perf_counter() - start)
+
+        return await anyio.to_thread.run_sync(timed, limiter=self._limiter)
+
+
+class _Guard:
+    """ASGI middleware: body limit (Content-Length, then while streaming) and admission
+    of task requests; answers 413 / 503 itself, before the body is read."""
+
+    def __init__(self, app: ASGIApp, *, max_upload: int, pool: _Pool) -> None:
+        self.app = app
+        self.max_upload = max_upload
+        self.pool = pool
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.max_upload
+        declared = [v for k, v in scope.get("headers", []) if k.lower() == b"content-length"]
+        if declared:
+            try:
+                length = int(declared[0])
+            except ValueError:
+                length = -1
+            if length < 0:
+                msg = str(InputError("Content-Length is not a number", field="body"))
+                await _send_error(send, 400, _error_content("CLX001", msg, "body"), {"Connection": "close"})
+                return
+            if length > limit:
+                await _send_error(send, 413, _error_content("CLX001", _too_large_message(limit), "body"),
+                                  {"Connection": "close"})
+                return
+        heavy = scope.get("method") == "POST" and scope.get("path") in _HEAVY
+        if heavy and not self.pool.admit():
+            msg = str(ClinexError(
+                f"server busy ({self.pool.active} task requests running or waiting); try again later"
+            ))
+            await _send_error(send, 503, _error_content("CLX000", msg),
+                              {"Retry-After": str(self.pool.retry_after())})
+            return
+        received = 0
+
+        async def limited() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise _BodyTooLarge(limit)
+            return message
+
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, limited, tracked)
+        except _BodyTooLarge as exc:  # normally answered by the app's handler already
+            if not started:
+                await _send_error(send, 413, _error_content("CLX001", exc.detail, "body"), exc.headers)
+        finally:
+            if heavy:
+                self.pool.release()
+
+
+# ----------------------------------------------------------------------------- uploads
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,10}$")
+
+
+def _display_name(filename: str) -> str:
+    """The uploaded name as messages and ``source`` show it: its last path component,
+    without control characters, valid UTF-8, at most 255 characters (suffix kept)."""
+    name = re.split(r"[/\\]", filename)[-1]
+    name = _CONTROL.sub("", name).encode("utf-8", "replace").decode("utf-8").strip()
+    if name in {"", ".", ".."}:
         raise InputError("filename must name a file", field="filename")
+    if len(name) > _MAX_NAME:
+        m = _SUFFIX.search(name)
+        suffix = m.group(0) if m else ""
+        name = name[: _MAX_NAME - len(suffix)] + suffix
     return name
 
 
-async def _upload(request: Request, filename: str) -> Path:
-    body = await request.body()
-    if len(body) > _MAX_UPLOAD:
-        raise InputError(f"upload larger than {_MAX_UPLOAD // (1024 * 1024)} MB", field="body")
-    folder = Path(tempfile.mkdtemp(prefix="clinex-web-"))
-    path = folder / _safe_name(filename)
-    path.write_bytes(body)
+def _disk_name(display: str) -> str:
+    """The temporary file's name: the display name if it fits, else ``upload`` with its
+    suffix (the readers choose by suffix; n2c2 patient ids are the stem)."""
+    try:
+        if len(os.fsencode(display)) <= _MAX_DISK_NAME and not display.startswith("-"):
+            return display
+    except UnicodeError:
+        pass
+    m = _SUFFIX.search(display)
+    return "upload" + (m.group(0) if m else "")
+
+
+async def _upload(request: Request, folder: Path, display: str) -> Path:
+    """Stream the body into ``folder`` (the size limit is enforced by :class:`_Guard`)."""
+    path = folder / _disk_name(display)
+    with path.open("wb") as out:
+        async for chunk in request.stream():
+            out.write(chunk)
     return path
+
+
+def _renamed(exc: ClinexError, folder: Path, display: str) -> ClinexError:
+    """The same error, naming the uploaded file instead of the server's temporary copy."""
+    where = str(folder)
+    if exc.path is not None and exc.path.startswith(where):
+        exc.path = display
+    if where in exc.message:
+        exc.message = exc.message.replace(where + os.sep, "").replace(where, "")
+    return exc
 
 
 PV_MODELS = ("auto", "crf", "transformer")
@@ -79,95 +302,168 @@ def _check_model(name: str, allowed: tuple[str, ...], field: str) -> None:
         raise SchemaError(f"unknown model {name!r}; valid: {', '.join(allowed)}", field=field)
 
 
-def _renamed(exc: ClinexError, path: Path, filename: str) -> ClinexError:
-    """The same error, naming the uploaded file instead of the server's temporary copy."""
-    if exc.path == str(path):
-        exc.path = _safe_name(filename)
-    return exc
+# ----------------------------------------------------------------------------- task work (worker threads)
 
 
-def _cleanup(path: Path) -> None:
-    for p in path.parent.iterdir():
-        p.unlink()
-    path.parent.rmdir()
+_PV_LOCK = threading.Lock()  # one loaded model per kind, shared: the CRF tagger and the
+# fast tokenizers are not thread-safe, so pv work runs one request at a time
 
 
-def create_app() -> FastAPI:
+def _pv_work(text: str, model_name: str) -> dict[str, Any]:
+    from clinex.io.phee_json import to_phee_dict
+    from clinex.pv.models import load_model, model_id
+    from clinex.pv.pipeline import extract_records, sentence_pieces
+
+    pieces = sentence_pieces(text)
+    with _PV_LOCK:
+        model = load_model(model_name)
+            items = extract_records([(f"s{i}", t) for i, (_, _, t) in enumerate(pieces, start=1)], model=model)
+    out = [
+        {"start": start, "end": end, "record": to_phee_dict(item)}
+        for (start, end, _), item in zip(pieces, items)
+    ]
+    return {"model": model_id(model), "sentences": out}
+
+
+def _cohort_work(path: Path) -> dict[str, Any]:
+    from clinex.cohort import screen
+    from clinex.cohort.screen import decisions_to_dict
+    from clinex.io.n2c2_xml import read_patient
+
+    return decisions_to_dict(screen(read_patient(path)))
+
+
+def _rob_work(path: Path, model: str, display: str) -> dict[str, Any]:
+    from clinex.rob.assess import assess_path
+    from clinex.rob.evidence import load_evidence_model
+
+    result = assess_path(path, model=load_evidence_model(model))
+    return result.model_copy(update={"source": display}).model_dump(mode="json")
+
+
+# ----------------------------------------------------------------------------- app
+
+
+def _setting(value: int | None, env: str, default: int, minimum: int) -> int:
+    if value is None:
+        raw = os.environ.get(env)
+        if raw is None:
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise InputError(f"{env}={raw!r} is not a whole number", field=env) from None
+    if value < minimum:
+        raise InputError(f"must be at least {minimum}, got {value}", field=env)
+    return value
+
+
+def create_app(
+    *, max_upload: int | None = None, workers: int | None = None, queue: int | None = None
+) -> FastAPI:
     """Build the FastAPI application (models load lazily on first request).
+
+    Parameters
+    ----------
+    max_upload : int, optional
+        Largest request body in bytes (default ``CLINEX_WEB_MAX_UPLOAD``, else 50 MB);
+        a larger one is answered 413 without being read.
+    workers : int, optional
+        Worker threads running task work at once (default ``CLINEX_WEB_WORKERS``, else
+        ``min(4, CPUs)``).
+    queue : int, optional
+        Task requests admitted beyond the running ones (default ``CLINEX_WEB_QUEUE``,
+        else 32); one more is answered 503 with ``Retry-After``.
 
     Returns
     -------
     fastapi.FastAPI
+
+    Raises
+    ------
+    InputError
+        A setting below its minimum (1 byte, 1 worker, 0 queue) or not a number.
     """
+    limit = _setting(max_upload, "CLINEX_WEB_MAX_UPLOAD", _MAX_UPLOAD, 1)
+    pool = _Pool(_setting(workers, "CLINEX_WEB_WORKERS", _WORKERS, 1), _setting(queue, "CLINEX_WEB_QUEUE", _QUEUE, 0))
     app = FastAPI(title="clinex", version=__version__)
+    app.state.pool = pool
+    app.add_middleware(_Guard, max_upload=limit, pool=pool)
 
     @app.exception_handler(ClinexError)
     async def _clinex_error(_: Request, exc: ClinexError) -> JSONResponse:
-        return JSONResponse(status_code=422, content={"code": exc.code, "message": str(exc)})
+        return _error(422, exc.code, str(exc), exc.field)
 
     @app.exception_handler(RequestValidationError)
     async def _bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'body'}: {e.get('msg', 'invalid')}"
-            for e in exc.errors()
+            for e in errors
         )
+        first = errors[0].get("loc", ()) if errors else ()
+        field = ".".join(str(p) for p in first[1:]) or (str(first[0]) if first else None)
         err = InputError(f"bad request ({problems})")
-        return JSONResponse(status_code=422, content={"code": err.code, "message": str(err)})
+        return _error(422, err.code, str(err), field)
+
+    @app.exception_handler(HTTPException)
+    async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        if isinstance(exc, _BodyTooLarge):
+            return _error(413, "CLX001", exc.detail, "body", dict(exc.headers or {}))
+        path = request.url.path[:200]
+        if exc.status_code == 404:
+            message = f"no such endpoint: {path}"
+        elif exc.status_code == 405:
+            allowed = (exc.headers or {}).get("Allow", "")
+            message = f"method {request.method} not allowed for {path}" + (f"; allowed: {allowed}" if allowed else "")
+        else:
+            message = str(exc.detail)
+        code = "CLX001" if exc.status_code < 500 else "CLX000"
+        err = InputError(message) if code == "CLX001" else ClinexError(message)
+        return _error(exc.status_code, code, str(err), None, dict(exc.headers or {}))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.error("unexpected error in %s %s", request.method, request.url.path, exc_info=exc)
+        err = ClinexError(f"internal error ({type(exc).__name__}) in {request.url.path[:200]}; "
+                          "the server log has the details")
+        return _error(500, err.code, str(err))
 
     @app.get("/", response_class=HTMLResponse)
     def index() -> str:
         return resources.files("clinex.web").joinpath("static/index.html").read_text("utf-8")
 
     @app.get("/api/health")
-    def health() -> dict[str, str]:
+    async def health() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
     @app.post("/api/pv/extract")
-    def pv_extract(req: PVRequest) -> dict[str, Any]:
-        from clinex.io.phee_json import to_phee_dict
-        from clinex.pv.models import load_model, model_id
-        from clinex.pv.pipeline import extract_records, sentence_pieces
-
+    async def pv_extract(req: PVRequest) -> dict[str, Any]:
         _check_model(req.model, PV_MODELS, "model")
-        pieces = sentence_pieces(req.text)
-        model = load_model(req.model)
-        items = extract_records([(f"s{i}", t) for i, (_, _, t) in enumerate(pieces, start=1)], model=model)
-        out = [
-            {"start": start, "end": end, "record": to_phee_dict(item)}
-            for (start, end, _), item in zip(pieces, items)
-        ]
-        return {"model": model_id(model), "sentences": out}
+        return await pool.run(_pv_work, req.text, req.model)
+
+    async def _with_upload(request: Request, filename: str, work: Callable[..., dict[str, Any]],
+                           *args: Any) -> dict[str, Any]:
+        display = _display_name(filename)
+        folder = Path(tempfile.mkdtemp(prefix="clinex-web-"))
+        try:
+            path = await _upload(request, folder, display)
+            return await pool.run(work, path, *args)
+        except ClinexError as exc:
+            raise _renamed(exc, folder, display) from None
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     @app.post("/api/cohort/screen")
     async def cohort_screen(request: Request, filename: str = Query(...)) -> dict[str, Any]:
-        from clinex.cohort import screen
-        from clinex.cohort.screen import decisions_to_dict
-        from clinex.io.n2c2_xml import read_patient
-
-        path = await _upload(request, filename)
-        try:
-            decisions = screen(read_patient(path))
-        except ClinexError as exc:
-            raise _renamed(exc, path, filename) from None
-        finally:
-            _cleanup(path)
-        return decisions_to_dict(decisions)
+        return await _with_upload(request, filename, _cohort_work)
 
     @app.post("/api/rob/assess")
     async def rob_assess(
         request: Request, filename: str = Query(...), model: str = Query("auto")
     ) -> dict[str, Any]:
-        from clinex.rob.assess import assess_path
-        from clinex.rob.evidence import load_evidence_model
-
         _check_model(model, ROB_MODELS, "model")
-        path = await _upload(request, filename)
-        try:
-            result = assess_path(path, model=load_evidence_model(model))
-        except ClinexError as exc:
-            raise _renamed(exc, path, filename) from None
-        finally:
-            _cleanup(path)
-        return result.model_copy(update={"source": path.name}).model_dump(mode="json")
+        display = _display_name(filename)
+        return await _with_upload(request, filename, _rob_work, model, display)
 
     return app
