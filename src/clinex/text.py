@@ -259,8 +259,7 @@ def _boundaries(text: str) -> list[tuple[int, int]]:
     for m in _BOUNDARY.finditer(text):
         cut = m.start()
         if m.group(0).count("\n") < 2 and text[cut - 1 : cut] == ".":
-            word = re.search(r"(\S+)\.$", text[start:cut])
-            token = word.group(1).lower() if word else ""
+            token = _last_word(text, start, cut)
             if token in _ABBREV or (len(token) == 1 and token.isalpha()):
                 continue
         cuts.append((cut, m.end()))
@@ -271,6 +270,26 @@ def _boundaries(text: str) -> list[tuple[int, int]]:
             cuts.append((m.start(), m.end()))
         line_start = m.end()
     return sorted(cuts, key=lambda c: (c[0], -c[1]))
+
+
+_LAST_WORD = re.compile(r"(\S+)\.$")
+_WORD_WINDOW = 32  # longer than any abbreviation: a longer word is never one
+
+
+def _last_word(text: str, start: int, cut: int) -> str:
+    """The lower-cased word before the period at ``cut - 1`` (``""`` when none).
+
+    Only the last :data:`_WORD_WINDOW` characters are searched, so that a long run
+    without spaces costs O(1) per period instead of O(run**2); a word cut by the
+    window is longer than any abbreviation and comes back as ``"<long>"``.
+    """
+    lo = max(start, cut - _WORD_WINDOW)
+    word = _LAST_WORD.search(text, lo, cut)
+    if word is None:
+        return ""
+    if word.start() == lo and lo > start and not text[lo - 1].isspace():
+        return "<long>"
+    return word.group(1).lower()
 
 
 def _is_heading(line: str) -> bool:

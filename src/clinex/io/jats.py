@@ -171,6 +171,8 @@ def read_jats(path: str | Path) -> Document:
         raise FormatError(f"refused unsafe XML ({type(exc).__name__})", path=p) from None
     except UnicodeDecodeError:
         raise EncodingError("XML not in its declared encoding", path=p) from None
+    except LookupError as exc:  # <?xml encoding="..."?> names no codec Python knows
+        raise EncodingError(f"XML declares an unknown encoding ({exc})", path=p, line=1) from None
     article = root if _local(root.tag) == "article" else next(
         (e for e in root.iter() if _local(e.tag) == "article"), None
     )

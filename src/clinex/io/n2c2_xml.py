@@ -184,6 +184,8 @@ def _parse_root(source: str | bytes, path: str | Path | None) -> Element:
         msg = re.sub(r":\s*line \d+, column \d+$", "", str(exc))
         col = f", column {exc.position[1] + 1}" if line is not None else ""
         raise FormatError(f"malformed XML: {msg}{col}", path=path, line=line) from None
+    except LookupError as exc:  # <?xml encoding="..."?> names no codec Python knows
+        raise EncodingError(f"XML declares an unknown encoding ({exc})", path=path, line=1) from None
     except defusedxml.DefusedXmlException as exc:
         raise FormatError(
             f"forbidden XML construct ({type(exc).__name__}); n2c2 files need no "

@@ -60,12 +60,7 @@ from itertools import accumulate
 from pathlib import Path
 
 from clinex.errors import FormatError, InputError
-from clinex.io.limits import (
-    MAX_PDF_INFLATED_BYTES,
-    MAX_PDF_PAGE_CONTENT_BYTES,
-    MAX_PDF_PAGES,
-    MAX_PDF_TEXT_RUNS_PER_PAGE,
-)
+from clinex.io import limits
 from clinex.text import Document, Fragment, Span
 
 __all__ = ["read_pdf", "GUTTER_ZONE", "MIN_GUTTER", "PARAGRAPH_GAP"]
@@ -108,6 +103,14 @@ class _TooMuch(Exception):
     """A limit of :mod:`clinex.io.limits` is passed (turned into a FormatError with file and page)."""
 
 
+class _Found(Exception):
+    """The page (1-based) that draws the stream looked for, see :func:`_check_pages`."""
+
+    def __init__(self, page: int) -> None:
+        super().__init__(page)
+        self.page = page
+
+
 _CHUNK = 1 << 20  # inflate in 1 MiB pieces: memory stays flat whatever a stream holds
 _STREAM_KEYWORD = re.compile(rb"(?<!end)stream(?:\r\n|\n|\r)")
 _OBJ_HEADER = re.compile(rb"(\d+)\s+\d+\s+obj\b")
@@ -126,18 +129,18 @@ def _inflated_size(data, start: int, limit: int) -> tuple[int, int]:
         try:
             out = inflater.decompress(piece, _CHUNK)
             total += len(out)
-            while inflater.unconsumed_tail and total <= limit:
+            while inflater.unconsumed_tail and not inflater.eof and total <= limit:
                 out = inflater.decompress(inflater.unconsumed_tail, _CHUNK)
                 total += len(out)
         except zlib.error:
             return total, (pos if total else start)
         if inflater.eof:
-            return total, pos - len(inflater.unused_data)
+            return total, pos - len(inflater.unused_data) - len(inflater.unconsumed_tail)
     return total, pos
 
 
-def _check_streams(path: Path) -> None:
-    """Refuse a PDF whose non-image streams inflate past :data:`MAX_PDF_INFLATED_BYTES`.
+def _check_streams(path: Path, password: str | None, n_pages: int) -> None:
+    """Refuse a PDF whose non-image streams inflate past :data:`~clinex.io.limits.MAX_PDF_INFLATED_BYTES`.
 
     Reads the file's bytes without parsing it (so broken and hostile files are
     covered too): every ``stream`` keyword whose data is a zlib stream is inflated in
@@ -158,14 +161,21 @@ def _check_streams(path: Path) -> None:
             if obj is not None and _IMAGE.search(head, obj.end()):
                 pos = m.end()
                 continue
-            size, pos = _inflated_size(data, m.end(), MAX_PDF_INFLATED_BYTES - total)
+            size, pos = _inflated_size(data, m.end(), limits.MAX_PDF_INFLATED_BYTES - total)
             pos = max(pos, m.end())
             total += size
-            if total > MAX_PDF_INFLATED_BYTES:
+            if total > limits.MAX_PDF_INFLATED_BYTES:
                 where = f"object {int(obj.group(1))}" if obj is not None else "a stream"
+                if obj is not None and b"/ObjStm" not in head[obj.end():]:
+                    try:  # name the page that draws it
+                        _check_pages(path, password, n_pages, find=int(obj.group(1)))
+                    except _Found as found:
+                        where = f"page {found.page}: {where}"
+                    except Exception:  # noqa: BLE001 (RecursionError too) - no page then
+                        pass
                 raise _TooMuch(
                     f"{where} (at byte {m.end():,}) inflates past the document's limit of "
-                    f"{MAX_PDF_INFLATED_BYTES:,} decompressed bytes, MAX_PDF_INFLATED_BYTES "
+                    f"{limits.MAX_PDF_INFLATED_BYTES:,} decompressed bytes, MAX_PDF_INFLATED_BYTES "
                     "(clinex.io.limits): a decompression bomb?"
                 )
 
@@ -215,10 +225,13 @@ def _stream_size(stream, limit: int) -> int:
     return len(data)
 
 
-def _check_pages(path: Path, password: str | None, n_pages: int) -> bool:
+def _check_pages(path: Path, password: str | None, n_pages: int, find: int | None = None) -> bool:
     """Walk the page tree (refusing cycles) and refuse pages whose content passes
-    :data:`MAX_PDF_PAGE_CONTENT_BYTES`. Returns False when pdfminer cannot parse the
-    file (PDFium may still read it; :func:`_check_streams` has bounded it)."""
+    :data:`~clinex.io.limits.MAX_PDF_PAGE_CONTENT_BYTES`. Returns False when pdfminer cannot parse the
+    file (PDFium may still read it; :func:`_check_streams` has bounded it).
+
+    With ``find`` (an object number), nothing is inflated: :class:`_Found` is raised
+    with the first page whose content or forms include that stream object."""
     from pdfminer.pdfdocument import PDFDocument
     from pdfminer.pdfparser import PDFParser
     from pdfminer.pdftypes import PDFObjRef, PDFStream
@@ -238,7 +251,7 @@ def _check_pages(path: Path, password: str | None, n_pages: int) -> bool:
         try:
             doc = PDFDocument(PDFParser(fh), password=password or "")
             root = doc.catalog.get("Pages")
-        except (Exception, RecursionError):  # noqa: BLE001 - pdfminer cannot parse it
+        except Exception:  # noqa: BLE001 (RecursionError too) - pdfminer cannot parse it
             return False
         # depth first, left to right, as PDFium counts pages; ancestors on the stack
         stack: list[tuple[object, tuple[int, ...], object]] = [(root, (), None)]
@@ -247,8 +260,8 @@ def _check_pages(path: Path, password: str | None, n_pages: int) -> bool:
         while stack:
             ref, ancestors, resources = stack.pop()
             visits += 1
-            if visits > 4 * MAX_PDF_PAGES:
-                raise _TooMuch(f"page tree has more than {4 * MAX_PDF_PAGES:,} nodes "
+            if visits > 4 * limits.MAX_PDF_PAGES:
+                raise _TooMuch(f"page tree has more than {4 * limits.MAX_PDF_PAGES:,} nodes "
                                f"(4 x MAX_PDF_PAGES, clinex.io.limits)")
             objid = ref.objid if isinstance(ref, PDFObjRef) else None
             if objid is not None and objid in ancestors:
@@ -257,7 +270,7 @@ def _check_pages(path: Path, password: str | None, n_pages: int) -> bool:
                     f"ancestor object {objid}", path=path)
             try:
                 node = resolve(ref)
-            except (Exception, RecursionError):  # noqa: BLE001
+            except Exception:  # noqa: BLE001 (RecursionError too)
                 continue
             if not isinstance(node, dict):
                 continue
@@ -283,7 +296,7 @@ def _check_pages(path: Path, password: str | None, n_pages: int) -> bool:
                     seen.add(item.objid)
                 try:
                     item = resolve(item)
-                except (Exception, RecursionError):  # noqa: BLE001
+                except Exception:  # noqa: BLE001 (RecursionError too)
                     continue
                 if isinstance(item, list):
                     todo.extend(item[:10_000])
@@ -291,16 +304,22 @@ def _check_pages(path: Path, password: str | None, n_pages: int) -> bool:
                     subtype = name(item.attrs.get("Subtype"))
                     if subtype and subtype != "Form":
                         continue  # an image (never decoded for text) or PostScript
+                    if find is not None:
+                        if item.objid == find:
+                            raise _Found(page)
+                        if subtype == "Form":
+                            todo.extend(_forms(resolve, item.attrs.get("Resources")))
+                        continue
                     try:
-                        size += _stream_size(item, MAX_PDF_PAGE_CONTENT_BYTES - size)
-                    except (Exception, RecursionError):  # noqa: BLE001 - PDFium decides
+                        size += _stream_size(item, limits.MAX_PDF_PAGE_CONTENT_BYTES - size)
+                    except Exception:  # noqa: BLE001 (RecursionError too) - PDFium decides
                         continue
                     if subtype == "Form":
                         todo.extend(_forms(resolve, item.attrs.get("Resources")))
-                if size > MAX_PDF_PAGE_CONTENT_BYTES:
+                if size > limits.MAX_PDF_PAGE_CONTENT_BYTES:
                     raise _TooMuch(
                         f"page {page}: content inflates past the limit of "
-                        f"{MAX_PDF_PAGE_CONTENT_BYTES:,} decompressed bytes per page, "
+                        f"{limits.MAX_PDF_PAGE_CONTENT_BYTES:,} decompressed bytes per page, "
                         "MAX_PDF_PAGE_CONTENT_BYTES (clinex.io.limits): a decompression bomb?")
     return True
 
@@ -310,7 +329,7 @@ def _forms(resolve, resources) -> list:
     try:
         res = resolve(resources)
         xobjects = resolve(res.get("XObject")) if isinstance(res, dict) else None
-    except (Exception, RecursionError):  # noqa: BLE001
+    except Exception:  # noqa: BLE001 (RecursionError too)
         return []
     return list(xobjects.values())[:10_000] if isinstance(xobjects, dict) else []
 
@@ -355,9 +374,9 @@ def _runs(textpage) -> list[_Run]:
     import pypdfium2.raw as raw
 
     n_rects = textpage.count_rects()
-    if n_rects > MAX_PDF_TEXT_RUNS_PER_PAGE:
+    if n_rects > limits.MAX_PDF_TEXT_RUNS_PER_PAGE:
         raise _TooMuch(f"{n_rects:,} text runs, more than MAX_PDF_TEXT_RUNS_PER_PAGE = "
-                       f"{MAX_PDF_TEXT_RUNS_PER_PAGE:,} (clinex.io.limits)")
+                       f"{limits.MAX_PDF_TEXT_RUNS_PER_PAGE:,} (clinex.io.limits)")
     if n_rects <= _BOUNDED_RUNS or not hasattr(raw, "FPDFText_GetTextObject"):
         return _runs_bounded(textpage, n_rects)
     tp = textpage.raw
@@ -378,18 +397,18 @@ def _runs(textpage) -> list[_Run]:
             continue
         char_obj = ctypes.cast(get_obj(tp, i), ctypes.c_void_p).value
         get_box(tp, i, *refs)
-        l, r, b, t = left.value, right.value, bottom.value, top.value
-        if r - l < _EPSILON or t - b < _EPSILON:  # no box: not in a rectangle
+        x0, x1, y0, y1 = left.value, right.value, bottom.value, top.value
+        if x1 - x0 < _EPSILON or y1 - y0 < _EPSILON:  # no box: not in a rectangle
             if box is not None and (char_obj == obj or code == 32):
                 chars.append(chr(code) if 0 < code < 0x110000 else "")
             continue
         if box is None or char_obj != obj:
             if box is not None:
                 _add_run(runs, box, chars)
-            box, chars, obj = [l, b, r, t], [], char_obj
+            box, chars, obj = [x0, y0, x1, y1], [], char_obj
         else:
-            box[0], box[1] = min(box[0], l), min(box[1], b)
-            box[2], box[3] = max(box[2], r), max(box[3], t)
+            box[0], box[1] = min(box[0], x0), min(box[1], y0)
+            box[2], box[3] = max(box[2], x1), max(box[3], y1)
         chars.append(chr(code) if 0 < code < 0x110000 else "")
     if box is not None:
         _add_run(runs, box, chars)
@@ -673,10 +692,10 @@ def read_pdf(path: str | Path, *, password: str | None = None) -> Document:
         0-byte file, not a PDF, no pages, or no text layer on any page (a scanned
         PDF: run OCR, e.g. ocrmypdf, first); a page that cannot be loaded or a
         page tree whose ``/Kids`` point back to an ancestor (a cycle); a limit of
-        :mod:`clinex.io.limits` passed (more than :data:`MAX_PDF_PAGES` pages, more
-        than :data:`MAX_PDF_TEXT_RUNS_PER_PAGE` text runs on a page, page content
-        past :data:`MAX_PDF_PAGE_CONTENT_BYTES` or streams past
-        :data:`MAX_PDF_INFLATED_BYTES` decompressed), the message naming the page
+        :mod:`clinex.io.limits` passed (more than :data:`~clinex.io.limits.MAX_PDF_PAGES` pages, more
+        than :data:`~clinex.io.limits.MAX_PDF_TEXT_RUNS_PER_PAGE` text runs on a page, page content
+        past :data:`~clinex.io.limits.MAX_PDF_PAGE_CONTENT_BYTES` or streams past
+        :data:`~clinex.io.limits.MAX_PDF_INFLATED_BYTES` decompressed), the message naming the page
         (or object) and the limit.
     """
     p = Path(path)
@@ -691,14 +710,14 @@ def read_pdf(path: str | Path, *, password: str | None = None) -> Document:
         n = len(pdf)
         if n == 0:
             raise FormatError("PDF has no pages", path=p)
-        if n > MAX_PDF_PAGES:
-            raise FormatError(f"{n:,} pages, more than MAX_PDF_PAGES = {MAX_PDF_PAGES:,} "
+        if n > limits.MAX_PDF_PAGES:
+            raise FormatError(f"{n:,} pages, more than MAX_PDF_PAGES = {limits.MAX_PDF_PAGES:,} "
                               "(clinex.io.limits)", path=p)
         layouts = []
         columns = []
         page_no = 0
         try:
-            _check_streams(p)
+            _check_streams(p, password, n)
             _check_pages(p, password, n)
             for i in range(n):
                 page_no = i + 1

@@ -116,6 +116,10 @@ def _read_pages(path: Path) -> list[tuple[str, str]]:
         from clinex.errors import EncodingError
 
         raise EncodingError("not UTF-8 text", path=path) from None
+    except LookupError as exc:  # <?xml encoding="..."?> names no codec Python knows
+        from clinex.errors import EncodingError
+
+        raise EncodingError(f"XML declares an unknown encoding ({exc})", path=path, line=1) from None
     pages = []
     for el in tree.iter():
         tag = el.tag if isinstance(el.tag, str) else ""
@@ -224,7 +228,7 @@ def _find_legend(ann_path: Path) -> dict[str, str] | None:
 def _load_json(path: Path) -> Any:
     require_file(path)
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = path.read_text(encoding="utf-8-sig")  # a byte-order mark is dropped
     except UnicodeDecodeError:
         from clinex.errors import EncodingError
 
@@ -235,6 +239,8 @@ def _load_json(path: Path) -> Any:
         return json.loads(raw)
     except json.JSONDecodeError as exc:
         raise FormatError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    except RecursionError:
+        raise FormatError("JSON nested too deeply", path=path) from None
 
 
 def _legend_for(ann_path: Path, legend: dict[str, str] | str | Path | None) -> dict[str, str]:

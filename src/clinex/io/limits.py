@@ -1,0 +1,45 @@
+"""Documented limits on the work one input may cause.
+
+Each limit bounds the time or memory that a small, hostile or broken file can cost
+(a 600 KB PDF whose content stream inflates to gigabytes, a page of 100,000 text
+runs, a 10,000-page document). Past a limit a reader raises a
+:class:`clinex.errors.FormatError` (``[CLX002]``) naming the file, the page or
+object, the limit's name and its value, so that users can tell a refused input
+from a bug. The values are module constants: a caller that must read bigger files
+can raise them (``clinex.io.limits.MAX_PDF_PAGES = 20_000``) before reading.
+
+The table in ``docs/batch-and-web.md`` ("Limits") lists every limit with the error
+it gives.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MAX_PDF_PAGES",
+    "MAX_PDF_TEXT_RUNS_PER_PAGE",
+    "MAX_PDF_PAGE_CONTENT_BYTES",
+    "MAX_PDF_INFLATED_BYTES",
+]
+
+MIB = 1024 * 1024
+
+#: Pages per PDF document. A 300-page trial report reads in about a second, so
+#: this bounds a document to a few tens of seconds. Checked when the PDF is opened.
+MAX_PDF_PAGES = 5_000
+
+#: Text runs (PDFium text rectangles: stretches of one text object on one line) per
+#: PDF page. A dense two-column page has about 1,500; the layout is linear in the
+#: number of runs, so 100,000 runs read in a few seconds.
+MAX_PDF_TEXT_RUNS_PER_PAGE = 100_000
+
+#: Decompressed bytes of one PDF page's content: its content streams plus the form
+#: XObjects they draw (each counted once per page). Text-heavy pages take 5-50 KB,
+#: vector drawings a few MB. Checked before PDFium parses the page, by inflating
+#: the streams in chunks and counting (nothing is kept), so a Flate bomb costs
+#: CPU time up to the limit and no memory.
+MAX_PDF_PAGE_CONTENT_BYTES = 16 * MIB
+
+#: Decompressed bytes of all non-image streams of one PDF document together
+#: (page contents, forms, fonts, object and cross-reference streams), and of any
+#: one such stream. Images are not counted: text extraction never decodes them.
+MAX_PDF_INFLATED_BYTES = 128 * MIB

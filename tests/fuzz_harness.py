@@ -1,0 +1,517 @@
+"""Mutation fuzzing of every clinex reader: seeds, mutations, readers and the verdict.
+
+Shared by ``tests/test_fuzz_readers.py`` (short "ci" profile) and ``bench/fuzz.py``
+(long profile). Each reader has a small valid seed built here (no corpus needed); a
+hypothesis strategy mutates one of its files (byte flips, truncation, deletion,
+duplication, insertion of NUL bytes, lone surrogates, deep nesting, huge numbers,
+wrong encodings, random unicode or bytes); :func:`run_mutant` writes the files to a
+fresh folder, calls the reader under a wall-clock alarm and classifies the outcome:
+
+* ``"result"``: the reader returned;
+* ``"clinex"``: it raised a :class:`clinex.errors.ClinexError` whose message has the
+  ``[CLXnnn]`` code and names a file of the mutant (checked by :func:`error_problem`);
+* ``"hang"``: it ran past the time bound;
+* ``"other"``: anything else (a traceback: always a bug).
+
+The module has no pytest dependency so that the bench can import it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+
+from clinex.errors import ClinexError
+
+__all__ = [
+    "READERS",
+    "Outcome",
+    "Reader",
+    "error_problem",
+    "mutants",
+    "profile",
+    "run_mutant",
+]
+
+# --------------------------------------------------------------------------- profiles
+
+_COMMON = dict(
+    derandomize=True,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                           HealthCheck.filter_too_much, HealthCheck.large_base_example],
+)
+#: CI: a few dozen mutants per reader (the whole module in well under a minute).
+settings.register_profile("ci", max_examples=40, **_COMMON)
+#: bench/fuzz.py: >= 2,000 mutants per reader, generation only (never shrinks).
+settings.register_profile("long", max_examples=2000, phases=[Phase.explicit, Phase.generate], **_COMMON)
+
+#: Seconds one mutant may take (wall clock) before it counts as a hang.
+TIME_LIMIT_S = 5.0
+
+
+def profile(name: str | None = None) -> settings:
+    """The fuzz profile ``name`` (default ``$CLINEX_FUZZ_PROFILE``, else ``"ci"``)."""
+    return settings.get_profile(name or os.environ.get("CLINEX_FUZZ_PROFILE", "ci"))
+
+
+# --------------------------------------------------------------------------- seeds
+
+_PHEE_CONTEXT = "A 54-year-old man developed rash and fever after amoxicillin and clavulanate."
+
+
+def _phee_line(i: int) -> dict[str, Any]:
+    ev = {
+        "event_id": "E1",
+        "event_type": "Adverse_event",
+        "Trigger": {"text": [["developed"]], "start": [[18]], "entity_id": ["T5"]},
+        "Effect": {"text": [["rash"], ["fever"]], "start": [[28], [37]], "entity_id": ["T6", "T7"]},
+        "Subject": {
+            "text": [["A 54-year-old man"]], "start": [[0]], "entity_id": ["T3"],
+            "Gender": {"text": [["man"]], "start": [[14]], "entity_id": ["T9"]},
+            "Age": {"text": [["54-year-old"]], "start": [[2]], "entity_id": ["T8"]},
+        },
+        "Treatment": {
+            "text": [["amoxicillin", "clavulanate"]], "start": [[49, 65]], "entity_id": ["T4"],
+            "Drug": {"text": [["amoxicillin"], ["clavulanate"]], "start": [[49], [65]],
+                     "entity_id": ["T10", "T11"]},
+            "Combination": [{
+                "event_id": "E2", "event_type": "Combination",
+                "Trigger": {"text": [["and"]], "start": [[61]], "entity_id": ["T12"]},
+                "Drug": {"text": [["amoxicillin"], ["clavulanate"]], "start": [[49], [65]],
+                         "entity_id": ["T10", "T11"]},
+            }],
+        },
+        "Severity": {"text": [["fever"]], "start": [[37]], "entity_id": ["T13"], "value": "High"},
+    }
+    return {"id": f"1_{i}", "context": _PHEE_CONTEXT, "is_mult_event": True,
+            "annotations": [{"events": [ev]}], "model": "crf", "event_probability": 0.9}
+
+
+def _seed_phee() -> dict[str, bytes]:
+    lines = [json.dumps(_phee_line(1)), json.dumps({"id": "1_2", "context": "No event here.",
+                                                    "annotations": []})]
+    return {"s.json": ("\n".join(lines) + "\n").encode()}
+
+
+def _seed_jsonl() -> dict[str, bytes]:
+    rows = [{"id": "r1", "text": "Rash after amoxicillin."},
+            {"id": 2, "text": "Patients were randomised by computer.\nAssessors were blinded."},
+            {"id": "r3", "context": "Fever on day 3 (PHEE key)."}]
+    return {"t.jsonl": ("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n").encode()}
+
+
+_BRAT_TEXT = "A 6-year-old boy had severe rash and mild fever after amoxicillin and clavulanate."
+_BRAT_ANN = "\n".join([
+    "T1\tSubject 0 16\tA 6-year-old boy",
+    "T2\tAge 2 12\t6-year-old",
+    "T3\tEffect 21 32;42 47\tsevere rash fever",
+    "T4\tTreatment 54 81\tamoxicillin and clavulanate",
+    "T5\tDrug 54 65\tamoxicillin",
+    "T6\tDrug 70 81\tclavulanate",
+    "T7\tAdverse_event 48 53\tafter",
+    "T8\tSeverity_cue 21 27\tsevere",
+    "T9\tCombination 66 69\tand",
+    "T10\tGender 13 16\tboy",
+    "E1\tAdverse_event:T7 Subject:T1 Effect:T3 Treatment:T4",
+    "E2\tCombination:T9 arg:T5 arg2:T6",
+    "A1\tSeverity E1 High",
+    "#1\tAnnotatorNotes E1\tmodel=crf",
+]) + "\n"
+
+
+def _seed_brat() -> dict[str, bytes]:
+    return {"s1.txt": (_BRAT_TEXT + "\n").encode(), "s1.ann": _BRAT_ANN.encode()}
+
+
+_STAR = "*" * 100
+
+
+def _seed_n2c2() -> dict[str, bytes]:
+    text = (f"\nRecord date: 2071-03-10\nHbA1c 7.2%. Denies chest pain.\n\n{_STAR}\n"
+            "Record date: 2072-01-15\nMI 2 months ago; creatinine 1.4 mg/dL.\n")
+    xml = ('<?xml version="1.0" encoding="UTF-8" ?>\n<PatientMatching>\n'
+           f"<TEXT><![CDATA[{text}]]></TEXT>\n<TAGS>\n"
+           '<ABDOMINAL met="met" />\n<HBA1C met="not met" />\n</TAGS>\n</PatientMatching>\n')
+    return {"001.xml": xml.encode()}
+
+
+def _seed_notes() -> dict[str, bytes]:
+    return {
+        "2071-03-10_clinic.txt": b"HbA1c 7.2%.\nDenies chest pain.\n",
+        "b.txt": b"Record date: 2072-01-15\nMI 2 months ago.\r\nCreatinine 1.4 mg/dL.\n",
+        "c.txt": "Record date: 3/4/2073\nNo insulin. \u03bcmol/L\n".encode(),
+    }
+
+
+_TAGTOG_LEGEND = {"e_109": "1_1_Yes_Good", "e_115": "1_2_Yes_Good", "e_127": "2_1_No_Good",
+                  "m_82": "RoB1", "m_35": "overall_RoB"}
+
+
+def _seed_tagtog() -> dict[str, bytes]:
+    import html as _html
+
+    pages = [("s1v1", "Methods\nPatients were randomised & allocated by computer."),
+             ("s2v1", "Outcome assessors were blinded <always>.")]
+    body = "".join(f'<pre id="{pid}">{_html.escape(t, quote=False)}</pre>' for pid, t in pages)
+    page = ('<!DOCTYPE html >\n<html id="x" class="anndoc" xmlns="http://www.w3.org/1999/xhtml">'
+            '<head><meta charset="UTF-8"/><title>x</title></head><body><article><section data-type="">'
+            f'<div class="content">{body}</div></section></article></body></html>')
+
+    def ent(cls: str, part: str, start: int, text: str) -> dict:
+        return {"classId": cls, "part": part, "offsets": [{"start": start, "text": text}],
+                "confidence": {"state": "pre-added", "who": ["user:ann-a"], "prob": 1},
+                "fields": {}, "normalizations": {}}
+
+    ann = {"annotatable": {"parts": ["s1v1", "s2v1"]}, "anncomplete": True, "sources": [],
+           "metas": {"m_82": {"value": "Low-risk"}, "m_35": {"value": "Some-concerns"}},
+           "entities": [ent("e_109", "s1v1", 22, "randomised"), ent("e_127", "s2v1", 0, "Outcome assessors"),
+                        ent("e_115", "s1v1", 40, "by computer"), ent("e_115", "s9v1", 0, "x")],
+           "relations": []}
+    return {"d1.plain.html": page.encode(), "d1.ann.json": json.dumps(ann).encode(),
+            "annotations-legend.json": json.dumps(_TAGTOG_LEGEND).encode()}
+
+
+def _seed_pdf() -> dict[str, bytes]:
+    import io
+
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pagesize=A4, invariant=1, pageCompression=0)
+    for lines in (["Background", "Exercise helps patients with heart failure."],
+                  ["Methods", "Patients were randomised by computer.", "Assessors were blinded."]):
+        c.setFont("Helvetica", 10)
+        y = A4[1] - 72
+        for line in lines:
+            c.drawString(72, y, line)
+            y -= 13
+        c.showPage()
+    c.save()
+    return {"trial.pdf": buf.getvalue()}
+
+
+_JATS = """<?xml version="1.0" encoding="UTF-8"?>
+<article xmlns:xlink="http://www.w3.org/1999/xlink" article-type="research-article">
+  <front><article-meta>
+    <article-id pub-id-type="pmid">12345678</article-id>
+    <article-id pub-id-type="pmc">PMC1234567</article-id>
+    <title-group><article-title>Exercise &amp; heart failure: a randomised trial</article-title></title-group>
+    <abstract><sec><title>Background</title><p>Exercise helps.</p></sec></abstract>
+  </article-meta></front>
+  <body>
+    <sec sec-type="intro"><title>Introduction</title><p>Heart failure is common.</p></sec>
+    <sec><title>2. Materials and methods</title>
+      <sec><title>Randomisation</title><p>Allocation used <italic>sealed</italic> envelopes.</p></sec>
+      <list><list-item><p>Item one.</p></list-item></list>
+    </sec>
+    <sec><title>Results</title><p>All 120 were analysed.</p>
+      <table-wrap><label>Table 1</label><caption><p>Baseline data.</p></caption></table-wrap></sec>
+    <p>A loose paragraph.</p>
+  </body>
+  <back><ref-list><ref id="r1"><mixed-citation>Smith J. Trials. 2001.</mixed-citation></ref></ref-list></back>
+</article>
+"""
+
+
+def _seed_jats() -> dict[str, bytes]:
+    return {"PMC1.nxml": _JATS.encode()}
+
+
+def _seed_text() -> dict[str, bytes]:
+    text = ("Background\nExercise helps patients with heart failure. It is rarely offered.\n\f"
+            "Methods\nPatients were randomised by computer (n = 120). Assessors were blinded.\n\n"
+            "Results: 12 of 60 vs. 20 of 60 had events; p = 0.04.\n\f")
+    return {"trial.txt": text.encode()}
+
+
+# --------------------------------------------------------------------------- readers
+
+
+def _read_phee(d: Path) -> Any:
+    from clinex.io.phee_json import iter_phee_json, read_phee_json
+
+    skipped: list[ClinexError] = []
+    kept = list(iter_phee_json(d / "s.json", "skip", on_error=skipped.append))  # never raises
+    return kept, skipped, read_phee_json(d / "s.json")
+
+
+def _read_jsonl(d: Path) -> Any:
+    from clinex.io.jsonl import iter_jsonl_texts
+
+    p = d / "t.jsonl"
+    skipped: list[ClinexError] = []
+    try:
+        kept = list(iter_jsonl_texts(p, fallback_text_field="context", errors="skip",
+                                     on_error=skipped.append))
+    except ClinexError as exc:  # a binary file is refused whole, even in skip mode
+        if exc.code != "CLX003":
+            raise
+        kept = []
+    return kept, skipped, list(iter_jsonl_texts(p, fallback_text_field="context"))
+
+
+def _read_brat(d: Path) -> Any:
+    from clinex.io.brat import read_brat, to_ann
+
+    item = read_brat(d / "s1.txt")
+    to_ann(item)  # what was read can be written back
+    return item
+
+
+def _read_n2c2(d: Path) -> Any:
+    from clinex.io.n2c2_xml import read_patient
+
+    return read_patient(d / "001.xml")
+
+
+def _read_notes(d: Path) -> Any:
+    from clinex.io.notes_folder import read_notes_folder
+
+    return read_notes_folder(d)
+
+
+def _read_tagtog(d: Path) -> Any:
+    from clinex.io.tagtog import read_tagtog_annotations, read_tagtog_document, read_tagtog_judgements
+
+    doc = read_tagtog_document(d / "d1.plain.html")
+    warnings: list[str] = []
+    spans = read_tagtog_annotations(d / "d1.ann.json", doc, warnings=warnings)
+    return doc, spans, read_tagtog_judgements(d / "d1.ann.json")
+
+
+def _load(name: str) -> Callable[[Path], Any]:
+    def read(d: Path) -> Any:
+        from clinex.io.load import load_document
+
+        return load_document(d / name)
+
+    return read
+
+
+@dataclass(frozen=True)
+class Reader:
+    """One reader under test: its seed files and how to call it on a folder."""
+
+    name: str
+    seed: Callable[[], dict[str, bytes]]
+    read: Callable[[Path], Any]
+    needs: str | None = None  # an optional module the seed needs (skip without it)
+
+
+READERS: dict[str, Reader] = {r.name: r for r in [
+    Reader("phee_json", _seed_phee, _read_phee),
+    Reader("jsonl", _seed_jsonl, _read_jsonl),
+    Reader("brat", _seed_brat, _read_brat),
+    Reader("n2c2_xml", _seed_n2c2, _read_n2c2),
+    Reader("notes_folder", _seed_notes, _read_notes),
+    Reader("tagtog", _seed_tagtog, _read_tagtog),
+    Reader("pdf", _seed_pdf, _load("trial.pdf"), needs="reportlab"),
+    Reader("jats", _seed_jats, _load("PMC1.nxml")),
+    Reader("plaintext", _seed_text, _load("trial.txt")),
+]}
+
+# --------------------------------------------------------------------------- mutations
+
+_PAYLOADS: list[bytes] = [
+    b"\x00", b"\x00" * 7, b"\\ud800", b'"\\udfff"', b"\\ud83d", b"\xed\xa0\x80",  # NUL, lone surrogates
+    b"&#xD800;", b"&#0;", b"\xff\xfe", b"\xfe\xff", b"\xef\xbb\xbf", b"\xe9", b"\x80", b"\xc3",
+    b"1e999999", b"-1e400", b"9" * 400, b"99999999999999999999999", b"NaN", b"Infinity", b"-0",
+    b"\r\n", b"\r", b"\f", b"\t", b"\n\n\n", b" ", b"\u2028".decode("unicode_escape").encode(),
+    b"]]>", b"<![CDATA[", b"<!ENTITY a 'b'>", b'<!DOCTYPE x [<!ENTITY e "x">]>', b"&e;", b"&amp;",
+    b'<?xml version="1.0" encoding="klingon"?>', b'<?xml version="1.0" encoding="latin-1"?>',
+    b'<?xml version="1.0" encoding="UTF-16"?>', b"<sec>", b"</sec>", b"<p>", b"<TEXT>", b"<x>",
+    b"{", b"}", b"[", b"]", b'"', b"\\", b":", b",", b"null", b"true", b"[]", b"{}", b'""',
+    b"T99\tDrug 0 999999\tx\n", b"E9\tAdverse_event:T99 Effect:E9\n", b"R1\tx Arg1:T1 Arg2:T2\n",
+    b"A9\tNegated E1\n", b"#9\tAnnotatorNotes T1\tx=\n", b"T5\tDrug 3;4 5\tx\n", b"T1\t",
+    b"Record date: 2071-99-99\n", b"Record date: 0/0/0\n", b"*" * 30 + b"\n",
+    b"obj\n<< /Type /Pages /Kids [1 0 R] /Count 99999999 >>\nendobj\n", b"/Filter /FlateDecode",
+    b"stream\r\n", b"endstream", b"xref\n0 1\n", b"trailer", b"%%EOF", b"startxref\n-1\n",
+    b"BT /F1 10 Tf 72 700 Td (x) Tj ET", b"0 0 R", b"/Length 999999999",
+]
+
+
+def _nesting(kind: int, depth: int) -> bytes:
+    if kind == 0:
+        return b"[" * depth + b"]" * depth
+    if kind == 1:
+        return b'{"a":' * depth + b"1" + b"}" * depth
+    if kind == 2:
+        return b"<sec><p>x</p>" * depth + b"</sec>" * depth
+    if kind == 3:
+        return b"<x>" * depth + b"</x>" * depth
+    if kind == 4:
+        return b"[" * depth  # unclosed
+    return b"(" * depth + b")" * depth  # PDF strings / regex-ish text
+
+
+_pos = st.integers(min_value=0, max_value=1 << 20)
+
+
+@st.composite
+def _insertion(draw: st.DrawFn) -> bytes:
+    choice = draw(st.integers(0, 4))
+    if choice == 0:
+        return draw(st.sampled_from(_PAYLOADS))
+    if choice == 1:
+        kind = draw(st.integers(0, 5))
+        depth = draw(st.sampled_from([2, 50, 900, 1100, 5000, 20000, 100000]))
+        return _nesting(kind, depth)
+    if choice == 2:
+        return draw(st.text(max_size=40)).encode("utf-8", "surrogatepass")
+    if choice == 3:
+        return draw(st.binary(min_size=1, max_size=40))
+    return draw(st.sampled_from([b"\x00", b"\n", b"a", b"*", b" "])) * draw(st.integers(1, 3000))
+
+
+@st.composite
+def _op(draw: st.DrawFn) -> tuple:
+    kind = draw(st.sampled_from(["flip", "flip", "byte", "truncate", "delete", "duplicate",
+                                 "insert", "insert", "insert", "reencode"]))
+    if kind == "flip":
+        return ("flip", draw(_pos), draw(st.integers(0, 7)))
+    if kind == "byte":
+        return ("byte", draw(_pos), draw(st.sampled_from(b'{}[]<>"\\:,/&;\n\t 0-9e%\x00\xff')))
+    if kind == "truncate":
+        return ("truncate", draw(_pos))
+    if kind in ("delete", "duplicate"):
+        return (kind, draw(_pos), draw(st.integers(1, 400)))
+    if kind == "insert":
+        return ("insert", draw(_pos), draw(_insertion()))
+    return ("reencode", draw(st.sampled_from(["utf-16", "utf-16-be", "utf-32", "latin-1",
+                                              "cp1252", "utf-8-sig", "ascii"])))
+
+
+def apply(data: bytes, ops: list[tuple]) -> bytes:
+    """``data`` with the mutation ``ops`` applied in order (positions wrap around)."""
+    for op in ops:
+        n = len(data)
+        kind = op[0]
+        if kind == "reencode":
+            text = data.decode("utf-8", "replace")
+            data = text.encode(op[1], "replace")
+            continue
+        at = op[1] % (n + 1)
+        if kind == "flip" and n:
+            at %= n
+            data = data[:at] + bytes([data[at] ^ (1 << op[2])]) + data[at + 1:]
+        elif kind == "byte" and n:
+            at %= n
+            data = data[:at] + bytes([op[2]]) + data[at + 1:]
+        elif kind == "truncate":
+            data = data[:at]
+        elif kind == "delete":
+            data = data[:at] + data[at + op[2]:]
+        elif kind == "duplicate":
+            data = data[:at] + data[at:at + op[2]] + data[at:]
+        elif kind == "insert":
+            data = data[:at] + op[2] + data[at:]
+    return data
+
+
+@st.composite
+def mutants(draw: st.DrawFn, seed: dict[str, bytes]) -> tuple[str, list[tuple]]:
+    """(file name, mutation ops): which seed file to mutate and how."""
+    name = draw(st.sampled_from(sorted(seed)))
+    ops = draw(st.lists(_op(), min_size=1, max_size=4))
+    return name, ops
+
+
+# --------------------------------------------------------------------------- verdict
+
+
+@dataclass
+class Outcome:
+    """What one mutant did."""
+
+    kind: str  # "result" | "clinex" | "hang" | "other"
+    seconds: float
+    error: BaseException | None = None
+    problem: str | None = None  # why a clinex error's message is not acceptable
+
+
+class _Hang(BaseException):
+    """Raised by the alarm: the reader ran past the time limit."""
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _Hang()
+
+
+_CODE = re.compile(r"^\[CLX\d{3}\] ")
+# how a wrapped bug reads ("unexpected KeyError (please report)"), not a parser's own
+# wording ("Unexpected UTF-8 BOM")
+_INTERNAL = re.compile(r"unexpected \w*(Error|Exception)\b|please report|Traceback \(most recent",
+                       re.IGNORECASE)
+
+
+def error_problem(exc: ClinexError, folder: Path) -> str | None:
+    """Why ``exc`` is not an acceptable reader error, or None when it is: the message
+    must start with its ``[CLXnnn]`` code, name a file or folder of the mutant, and not
+    read like an internal failure ("unexpected", "please report")."""
+    msg = str(exc)
+    if not _CODE.match(msg):
+        return f"message has no [CLXnnn] code: {msg[:200]!r}"
+    if exc.path is None or not str(exc.path).startswith(str(folder)):
+        return f"message names no file of the input: {msg[:200]!r}"
+    if _INTERNAL.search(msg):
+        return f"message reads like an internal error: {msg[:200]!r}"
+    return None
+
+
+def run_mutant(reader: Reader, files: dict[str, bytes], *, time_limit: float = TIME_LIMIT_S) -> Outcome:
+    """Write ``files`` to a fresh folder, run ``reader`` on it and classify the outcome."""
+    with tempfile.TemporaryDirectory(prefix=f"clinex-fuzz-{reader.name}-") as tmp:
+        folder = Path(tmp)
+        for name, data in files.items():
+            (folder / name).write_bytes(data)
+        old = signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, time_limit)
+        t0 = time.perf_counter()
+        try:
+            reader.read(folder)
+            kind, err, problem = "result", None, None
+        except _Hang as exc:
+            kind, err, problem = "hang", exc, None
+        except ClinexError as exc:
+            problem = error_problem(exc, folder)
+            kind, err = ("clinex" if problem is None else "other"), exc
+        except RecursionError as exc:
+            kind, err, problem = "other", exc, None
+        except Exception as exc:  # noqa: BLE001  (the point: any other exception is a bug)
+            kind, err, problem = "other", exc, None
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+        seconds = time.perf_counter() - t0
+    if kind != "hang" and seconds > time_limit:  # C code the alarm could not interrupt
+        kind = "hang"
+    return Outcome(kind, seconds, err, problem)
+
+
+def mutate(seed: dict[str, bytes], mutant: tuple[str, list[tuple]]) -> dict[str, bytes]:
+    """The seed files with one of them mutated."""
+    name, ops = mutant
+    return {**seed, name: apply(seed[name], ops)}
+
+
+def describe(mutant: tuple[str, list[tuple]]) -> str:
+    """A short, reproducible description of a mutant (ops with payloads cut to 60 bytes)."""
+    name, ops = mutant
+    shown = [tuple(o[:2]) + ((o[2][:60] + (b"..." if len(o[2]) > 60 else b""),)
+                             if len(o) > 2 and isinstance(o[2], bytes) else o[2:]) for o in ops]
+    return f"{name}: {shown}"
