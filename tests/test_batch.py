@@ -241,3 +241,18 @@ def test_batch_model_option_is_pv_only_and_bad_model_is_clx006(cli, tmp_path: Pa
     res = cli("batch", "pv", src, "--output", tmp_path / "o2", "--model", "nosuch")
     assert res.code == 2 and res.stderr.startswith("[CLX006] unknown model 'nosuch'")
     assert not (tmp_path / "o2").exists()
+
+
+def test_resume_refuses_an_input_edited_in_place(tmp_path: Path) -> None:
+    # issue 13: an input changed after a run (same size, new content) must not resume with stale results
+    import os
+
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"id": "a", "text": "Rash after amoxicillin."}\n', encoding="utf-8")
+    out = tmp_path / "out"
+    run_batch("pv", [src], out, model="crf")
+    src.write_text('{"id": "a", "text": "Rash after penicillin."}\n'[:len(src.read_text())], encoding="utf-8")
+    st = src.stat()
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns + 10_000_000))
+    with pytest.raises(InputError, match="input file changed since"):
+        run_batch("pv", [src], out, model="crf")

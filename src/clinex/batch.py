@@ -360,11 +360,26 @@ def _run_partition(args: tuple[str, int, list[Item], str, dict[str, Any]]) -> di
     return {"index": index, "rows": len(rows), "errors": [e.__dict__ for e in errors]}
 
 
+def _stamp(p: Path) -> str:
+    """Size and modification time (ns) of a file, or of every file in a folder: an input
+    edited in place changes the run's fingerprint, so a resume refuses it."""
+    if p.is_file():
+        st = p.stat()
+        return f"{st.st_size}:{st.st_mtime_ns}"
+    if p.is_dir():
+        parts = []
+        for f in sorted(q for q in p.rglob("*") if q.is_file()):
+            st = f.stat()
+            parts.append(f"{f.relative_to(p)}:{st.st_size}:{st.st_mtime_ns}")
+        return "|".join(parts)
+    return "0"
+
+
 def _fingerprint(task: str, inputs: Sequence[Path], partition_size: int, criteria: Sequence[str] = ()) -> str:
     h = hashlib.sha256(f"{task}|{partition_size}".encode())
     for p in inputs:
         h.update(str(p.resolve()).encode())
-        h.update(str(p.stat().st_size if p.is_file() else 0).encode())
+        h.update(_stamp(p).encode())
     for c in criteria:  # cohort criteria other than the default: names, and files by content
         q = Path(c)
         files = sorted(f for f in q.iterdir() if f.is_file()) if q.is_dir() else [q] if q.is_file() else []
@@ -487,7 +502,8 @@ def run_batch(
         old = json.loads(manifest_path.read_text(encoding="utf-8"))
         if old.get("fingerprint") != fingerprint:
             raise InputError(
-                "output folder holds a different batch run (other task, inputs, partition size or criteria)",
+                "output folder holds a different batch run (other task, inputs, partition size or criteria, "
+                "or an input file changed since: size or modification time); pass another output folder",
                 path=out,
             )
         _check_same_model(old, model_record, manifest_path)
