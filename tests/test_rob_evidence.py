@@ -193,3 +193,15 @@ def test_cue_model_answers_plain_3_1_phrasings(sentence: str, response: str, cue
     answer = CueEvidenceModel().predict(Document(id="t", text=sentence))["3.1"]
     assert answer.response == response
     assert [e.source for e in answer.evidence] == ([f"clinex.rob.cues.v1:3.1/{cue}"] if cue else [])
+
+
+def test_an_edited_lexicon_is_named_apart_from_the_shipped_one() -> None:
+    # QA: a custom lexicon passed with --model was recorded as clinex.rob.cues.v1
+    from clinex.rob.evidence.cues import CueEvidenceModel, CueLexicon, load_lexicon
+
+    lex = load_lexicon(None)
+    assert CueEvidenceModel(lex).name == "clinex.rob.cues.v1"
+    sqs = dict(lex.sqs)
+    sqs["1.1"] = sqs["1.1"][:-1]
+    name = CueEvidenceModel(CueLexicon(version=1, name=lex.name, sqs=sqs)).name
+    assert name.startswith("clinex.rob.cues.v1+") and len(name) == len("clinex.rob.cues.v1+") + 8

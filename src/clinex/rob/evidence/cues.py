@@ -130,6 +130,24 @@ class CueLexicon(BaseModel):
 DEFAULT_LEXICON = "cues.yaml"
 
 
+def _digest(lexicon: "CueLexicon") -> str:
+    import hashlib
+    import json
+
+    payload = json.dumps({sq: [r.model_dump() for r in rules] for sq, rules in sorted(lexicon.sqs.items())},
+                         sort_keys=True)
+    return hashlib.sha1(payload.encode("utf-8")).hexdigest()[:8]
+
+
+_PACKAGED: list[str] = []
+
+
+def _packaged_digest() -> str:
+    if not _PACKAGED:
+        _PACKAGED.append(_digest(load_lexicon(None)))
+    return _PACKAGED[0]
+
+
 def load_lexicon(path: str | Path | None = None) -> CueLexicon:
     """Read and validate a cue lexicon (YAML or JSON).
 
@@ -257,8 +275,11 @@ class CueEvidenceModel:
 
     @property
     def name(self) -> str:
-        """Versioned model name (the lexicon's name)."""
-        return self.lexicon_.name
+        """Versioned model name: the lexicon's name, plus ``+<sha1[:8]>`` of its cues when
+        they differ from the packaged lexicon (a user's edited copy keeps its own identity)."""
+        base = self.lexicon_.name
+        digest = _digest(self.lexicon_)
+        return base if digest == _packaged_digest() else f"{base}+{digest}"
 
     def hits(self, document: Document,
              segments: list[tuple[int, int]] | None = None) -> list[CueHit]:
