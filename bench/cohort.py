@@ -46,7 +46,9 @@ def _default_dev() -> Path:
     local = here.parent / "shared" / "data" / "cohort_synthetic" / "dev"
     if local.is_dir():
         return local
-    return Path(os.environ.get("CLINEX_DATA", Path.home() / ".cache" / "clinex")) / "cohort_synthetic" / "dev"
+    from clinex.datasets import data_home
+
+    return data_home() / "cohort_synthetic" / "dev"
 
 
 def main() -> None:
@@ -64,7 +66,7 @@ def main() -> None:
 
     from clinex.cohort.engine import ScreeningEngine
     from clinex.cohort.evaluate import score
-    from clinex.io.n2c2_xml import read_patient
+    from clinex.cohort.formats.n2c2_xml import read_patient
 
     patients = [read_patient(p) for p in sorted(dev.glob("*.xml"))]
     t0 = time.perf_counter()

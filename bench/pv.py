@@ -79,8 +79,8 @@ def main() -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
     from clinex.errors import ClinexError
-    from clinex.io.phee_json import read_phee_json
     from clinex.pv.evaluate import flatten, score
+    from clinex.pv.formats.phee_json import read_phee_json
     from clinex.pv.models import load_model, shipped_model_dir
     from clinex.pv.pipeline import extract_records
 

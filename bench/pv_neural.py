@@ -158,7 +158,7 @@ def _check_options(args: argparse.Namespace) -> None:
 def _read_sentences(path: Path, what: str) -> list:
     """PHEE JSON lines of ``path``; InputError naming the file when it holds none."""
     from clinex.errors import InputError
-    from clinex.io.phee_json import read_phee_json
+    from clinex.pv.formats.phee_json import read_phee_json
 
     items = read_phee_json(path)
     if not items:
@@ -177,7 +177,7 @@ def _model_dir(model: str) -> Path:
 
 def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
     from clinex.errors import InputError, ModelError
-    from clinex.io.phee_json import read_phee_json
+    from clinex.pv.formats.phee_json import read_phee_json
 
     _check_options(args)
     data = _data_dir()

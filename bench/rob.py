@@ -44,9 +44,10 @@ TARGETS = {"mean_sq_token_f1": 0.11, "domain_judgement_observed": 0.45, "s_per_2
 
 def _candidates() -> list[Path]:
     """Where the corpus is looked for without --data, in order."""
+    from clinex.datasets import data_home
+
     here = Path(__file__).resolve().parents[1]
-    return [here.parent / "shared" / "data" / "rob_preliminary",
-            Path(os.environ.get("CLINEX_DATA", Path.home() / ".cache" / "clinex")) / "rob_preliminary"]
+    return [here.parent / "shared" / "data" / "rob_preliminary", data_home() / "rob_preliminary"]
 
 
 def _is_corpus(root: Path) -> bool:
@@ -70,7 +71,7 @@ def _pin_one_core() -> bool:
 
 def _twenty_pages(root: Path, n_pages: int = 20):
     """A trial of ``n_pages`` real pages: corpus documents' pages in order, concatenated."""
-    from clinex.io.tagtog import PAGE_SEPARATOR, read_tagtog_document
+    from clinex.rob.formats.tagtog import PAGE_SEPARATOR, read_tagtog_document
     from clinex.text import Document, Fragment, Span
 
     texts: list[str] = []

@@ -3,7 +3,7 @@
 Generates a synthetic randomized-trial report with reportlab (20 pages of
 methods/results prose with the usual RoB 2 cue sentences), then times, in one
 process pinned to one core where the OS allows: reading the PDF
-(:func:`clinex.io.load.load_document`), assessing it (:func:`clinex.rob.assess`,
+(:func:`clinex.rob.formats.load.load_document`), assessing it (:func:`clinex.rob.assess`,
 default evidence model) and writing JSON + HTML + the traffic-light plot.
 
 Target (issue 5): a 20-page trial assessed in <= 10 s on one CPU core.
@@ -70,9 +70,9 @@ def main() -> None:
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")
 
-    from clinex.io.load import load_document
     from clinex.rob import assess, plot_traffic_light, write_html, write_json
     from clinex.rob.assess import default_model
+    from clinex.rob.formats.load import load_document
 
     with tempfile.TemporaryDirectory() as tmp:
         pdf = Path(tmp) / "trial20.pdf"

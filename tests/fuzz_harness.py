@@ -243,7 +243,7 @@ def _seed_text() -> dict[str, bytes]:
 
 
 def _read_phee(d: Path) -> Any:
-    from clinex.io.phee_json import iter_phee_json, read_phee_json
+    from clinex.pv.formats.phee_json import iter_phee_json, read_phee_json
 
     skipped: list[ClinexError] = []
     kept = list(iter_phee_json(d / "s.json", "skip", on_error=skipped.append))  # never raises
@@ -266,7 +266,7 @@ def _read_jsonl(d: Path) -> Any:
 
 
 def _read_brat(d: Path) -> Any:
-    from clinex.io.brat import read_brat, to_ann
+    from clinex.pv.formats.brat import read_brat, to_ann
 
     item = read_brat(d / "s1.txt")
     to_ann(item)  # what was read can be written back
@@ -274,19 +274,23 @@ def _read_brat(d: Path) -> Any:
 
 
 def _read_n2c2(d: Path) -> Any:
-    from clinex.io.n2c2_xml import read_patient
+    from clinex.cohort.formats.n2c2_xml import read_patient
 
     return read_patient(d / "001.xml")
 
 
 def _read_notes(d: Path) -> Any:
-    from clinex.io.notes_folder import read_notes_folder
+    from clinex.cohort.formats.notes_folder import read_notes_folder
 
     return read_notes_folder(d)
 
 
 def _read_tagtog(d: Path) -> Any:
-    from clinex.io.tagtog import read_tagtog_annotations, read_tagtog_document, read_tagtog_judgements
+    from clinex.rob.formats.tagtog import (
+        read_tagtog_annotations,
+        read_tagtog_document,
+        read_tagtog_judgements,
+    )
 
     doc = read_tagtog_document(d / "d1.plain.html")
     warnings: list[str] = []
@@ -296,7 +300,7 @@ def _read_tagtog(d: Path) -> Any:
 
 def _load(name: str) -> Callable[[Path], Any]:
     def read(d: Path) -> Any:
-        from clinex.io.load import load_document
+        from clinex.rob.formats.load import load_document
 
         return load_document(d / name)
 

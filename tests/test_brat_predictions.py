@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from test_io_brat import canonical
 
-from clinex.io.brat import read_brat, read_brat_dir, to_ann, write_brat
-from clinex.io.phee_json import read_phee_json, to_phee_dict
+from clinex.pv.formats.brat import read_brat, read_brat_dir, to_ann, write_brat
+from clinex.pv.formats.phee_json import read_phee_json, to_phee_dict
 from clinex.pv.types import Argument, Combination, Event, SentenceEvents
 from clinex.text import Span
 
@@ -120,7 +120,7 @@ def test_default_report_is_a_logged_warning(caplog: pytest.LogCaptureFixture) ->
     item = _item(with_orphan=True)
     no_trigger = item.events[0].model_copy(update={"combinations": (Combination(drugs=(_drug(52, 59),)),)})
     item = item.model_copy(update={"events": (no_trigger, item.events[1])})
-    with caplog.at_level(logging.WARNING, logger="clinex.io.brat"):
+    with caplog.at_level(logging.WARNING, logger="clinex.pv.formats.brat"):
         to_ann(item)
     assert [r.getMessage() for r in caplog.records] == [
         "p1: not written to brat: Combination without a trigger (event E1; drugs 'aspirin' 52-59); "

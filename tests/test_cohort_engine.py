@@ -9,9 +9,9 @@ import pytest
 
 from clinex.cohort.criteria_names import N2C2_CRITERIA
 from clinex.cohort.engine import ScreeningEngine
+from clinex.cohort.formats.n2c2_xml import read_patient
 from clinex.cohort.types import Patient, Record
 from clinex.errors import ModelError
-from clinex.io.n2c2_xml import read_patient
 
 DATA = Path(__file__).parent / "data" / "cohort"
 CASES = sorted(DATA.glob("t*.xml"))

@@ -29,9 +29,9 @@ import pytest
 from cohort_tables import GOLD, PRED  # noqa: E402  (tests/ is on sys.path)
 
 from clinex.cohort.evaluate import evaluate_dirs, evaluate_labels, format_table, score
+from clinex.cohort.formats.n2c2_xml import write_patient
 from clinex.cohort.types import Patient
 from clinex.errors import EvaluationError
-from clinex.io.n2c2_xml import write_patient
 
 
 def write_dir(folder: Path, table: dict) -> Path:

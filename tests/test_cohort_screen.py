@@ -11,8 +11,8 @@ import pytest
 
 import clinex.cohort
 from clinex.cohort.criteria_names import N2C2_CRITERIA
+from clinex.cohort.formats.n2c2_xml import read_patient
 from clinex.errors import InputError
-from clinex.io.n2c2_xml import read_patient
 
 DATA = Path(__file__).parent / "data" / "cohort"
 GOOD = ["t01_window_edges_in", "t04_labs", "t06_history_guardian"]

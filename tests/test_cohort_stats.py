@@ -11,10 +11,10 @@ import pytest
 from cohort_tables import GOLD, PRED  # noqa: E402  (tests/ is on sys.path)
 
 from clinex.cohort.evaluate import score
+from clinex.cohort.formats.n2c2_xml import write_patient
 from clinex.cohort.stats import agreement, compare_runs, count_statistic
 from clinex.cohort.types import Patient
 from clinex.errors import EvaluationError
-from clinex.io.n2c2_xml import write_patient
 from clinex.metrics.significance import approximate_randomization
 
 
@@ -81,7 +81,7 @@ def test_compare_identical_runs_p_is_one() -> None:
 
 
 def test_compare_perfect_vs_noisy_run_is_significant(shared_data: Path) -> None:
-    from clinex.io.n2c2_xml import read_patients
+    from clinex.cohort.formats.n2c2_xml import read_patients
 
     gold = {p.id: p.labels for p in read_patients(shared_data / "cohort_synthetic" / "dev")}
     noisy = flipped(gold, 0.3, seed=5)

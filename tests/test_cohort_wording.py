@@ -29,8 +29,8 @@ from pathlib import Path
 import pytest
 
 from clinex.cohort.engine import ScreeningEngine
+from clinex.cohort.formats.n2c2_xml import read_patient
 from clinex.cohort.types import Patient
-from clinex.io.n2c2_xml import read_patient
 
 NOW = "2089-07-28"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from clinex.errors import EncodingError, FormatError, InputError, OffsetError, SchemaError
-from clinex.io.brat import iter_brat_dir, read_brat, read_brat_dir, to_ann, write_brat
-from clinex.io.phee_json import read_phee_json, to_phee_dict
+from clinex.pv.formats.brat import iter_brat_dir, read_brat, read_brat_dir, to_ann, write_brat
+from clinex.pv.formats.phee_json import read_phee_json, to_phee_dict
 from clinex.pv.types import SentenceEvents
 
 TEXT = "A 6-year-old boy had severe rash and mild fever after amoxicillin and clavulanate."
@@ -110,7 +110,7 @@ def test_ambiguous_annotations_are_dropped(tmp_path: Path, caplog: pytest.LogCap
         "E1\tAdverse_event:T2",
         "E2\tAdverse_event:T3",
     ])
-    with caplog.at_level(logging.INFO, logger="clinex.io.brat"):
+    with caplog.at_level(logging.INFO, logger="clinex.pv.formats.brat"):
         item = read_brat(_pair(tmp_path, ann, text))
     assert [ev.arguments for ev in item.events] == [(), ()]
     assert "argument T1 not linked" in caplog.text
@@ -216,7 +216,7 @@ def test_writer_leaves_out_what_it_cannot_express(tmp_path: Path, caplog: pytest
                     Attribute(name="Negated", value=True)),
     )
     item = SentenceEvents(id="w1", text=text, events=(ev,))
-    with caplog.at_level(logging.INFO, logger="clinex.io.brat"):
+    with caplog.at_level(logging.INFO, logger="clinex.pv.formats.brat"):
         ann = to_ann(item)
     assert ann == "T1\tAdverse_event 9 15\tfollow\nT2\tEffect 0 4\tRash\nE1\tAdverse_event:T1 arg:T2\n"
     assert "Treatment.Drug has no Treatment" in caplog.text

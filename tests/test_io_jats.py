@@ -8,7 +8,7 @@ import pytest
 
 from clinex.errors import FormatError
 from clinex.io.jats import read_jats, section_label
-from clinex.io.load import load_document
+from clinex.rob.formats.load import load_document
 
 ARTICLE = """<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE article PUBLIC "-//NLM//DTD JATS (Z39.96) Journal Archiving and Interchange DTD v1.2 20190208//EN" "JATS-archivearticle1.dtd">
@@ -81,10 +81,14 @@ def test_jats_text_sections_and_ids(tmp_path: Path) -> None:
 
 
 def test_section_label() -> None:
-    assert section_label("Patients and Methods") == "methods"
-    assert section_label("3. RESULTS") == "results"
+    from clinex.rob.sections import SECTION_NAMES
+
+    assert section_label("Patients and Methods", section_names=SECTION_NAMES) == "methods"
+    assert section_label("3. RESULTS", section_names=SECTION_NAMES) == "results"
     assert section_label("Whatever", "materials|methods") == "methods"
-    assert section_label("Limitations") == "other"
+    assert section_label("Limitations", section_names=SECTION_NAMES) == "other"
+    # io knows formats only: without heading names a title alone labels nothing
+    assert section_label("Patients and Methods") == "other"
 
 
 def test_jats_bad_input(tmp_path: Path) -> None:

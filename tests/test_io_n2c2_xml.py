@@ -9,9 +9,7 @@ from pathlib import Path
 import pytest
 
 from clinex.cohort.criteria_names import N2C2_CRITERIA
-from clinex.cohort.types import Decision, Patient
-from clinex.errors import EncodingError, FormatError, InputError
-from clinex.io.n2c2_xml import (
+from clinex.cohort.formats.n2c2_xml import (
     SEPARATOR,
     parse_patient_xml,
     read_patient,
@@ -19,7 +17,9 @@ from clinex.io.n2c2_xml import (
     split_records,
     write_patient,
 )
-from clinex.io.notes_folder import read_notes_folder
+from clinex.cohort.formats.notes_folder import read_notes_folder
+from clinex.cohort.types import Decision, Patient
+from clinex.errors import EncodingError, FormatError, InputError
 
 STAR = "*" * 100
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from clinex.errors import FormatError, InputError
-from clinex.io.load import load_document
 from clinex.io.pdf import read_pdf
+from clinex.rob.formats.load import load_document
 
 pytest.importorskip("reportlab")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from clinex.errors import EncodingError, FormatError, InputError, OffsetError, SchemaError
-from clinex.io.phee_json import (
+from clinex.pv.formats.phee_json import (
     dumps_phee,
     iter_phee_json,
     parse_phee_line,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from clinex.errors import FormatError, InputError, SchemaError
-from clinex.io.tagtog import (
+from clinex.rob.formats.tagtog import (
     PAGE_SEPARATOR,
     doc_key,
     iter_corpus,

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from clinex.errors import InputError
-from clinex.io.phee_json import read_phee_json
 from clinex.io.textfile import require_file
+from clinex.pv.formats.phee_json import read_phee_json
 
 
 def test_folder_and_missing_file_messages(tmp_path: Path) -> None:

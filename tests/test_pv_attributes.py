@@ -74,7 +74,7 @@ def test_lexicon_detector_checks() -> None:
 
 def test_lexicon_detector_on_phee_dev(shared_data) -> None:
     """Cue lexicon learned on train, scored on dev attributes (EM on name, value, cue)."""
-    from clinex.io.phee_json import read_phee_json
+    from clinex.pv.formats.phee_json import read_phee_json
     from clinex.pv.models.transformer import quick_scores
 
     train = read_phee_json(shared_data / "phee" / "json" / "train.json")

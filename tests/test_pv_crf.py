@@ -18,7 +18,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
     path = Path(__file__).resolve().parents[2] / "shared" / "data" / "phee" / "json" / "train.json"
     if not path.is_file():
         pytest.skip("../shared/data is not beside this checkout")
-    from clinex.io.phee_json import iter_phee_json
+    from clinex.pv.formats.phee_json import iter_phee_json
 
     items = [s for _, s in zip(range(40), iter_phee_json(path))]
     out = tmp_path_factory.mktemp("crf") / "model"

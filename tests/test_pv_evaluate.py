@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from clinex.errors import EvaluationError, SchemaError
-from clinex.io.phee_json import write_phee_json
 from clinex.pv.evaluate import evaluate_files, flatten, score
+from clinex.pv.formats.phee_json import write_phee_json
 from clinex.pv.types import Argument, Attribute, Combination, Event, SentenceEvents
 from clinex.text import Fragment, Span
 

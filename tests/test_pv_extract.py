@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from clinex.io.phee_json import parse_phee_line
 from clinex.pv import extract
+from clinex.pv.formats.phee_json import parse_phee_line
 from clinex.pv.models import load_model, shipped_model_dir
 
 SHARED_PHEE = Path(__file__).resolve().parents[2] / "shared" / "data" / "phee" / "json"
@@ -119,7 +119,7 @@ def test_cli_binary_or_non_utf8_file(cli, tmp_path: Path, data: bytes, message: 
 
 
 def test_cli_brat_folder(cli, tmp_path: Path) -> None:  # noqa: ANN001
-    from clinex.io.brat import read_brat
+    from clinex.pv.formats.brat import read_brat
 
     src = tmp_path / "report.txt"
     src.write_text(S2 + "\n" + S1 + "\n", encoding="utf-8")

@@ -255,7 +255,7 @@ def test_pv_train_crf_with_negatives_saves_a_calibrated_gate(cli, shared_data: P
     assert res.code == 0, res.stderr
     meta = json.loads((out / "model.json").read_text(encoding="utf-8"))
     assert meta["calibration"]["target_recall"] == 1.0
-    from clinex.io.phee_json import read_phee_json
+    from clinex.pv.formats.phee_json import read_phee_json
     from clinex.pv.models.crf import CRFModel
 
     model = CRFModel.load(out)

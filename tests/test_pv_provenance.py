@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from clinex.errors import FormatError
-from clinex.io.brat import read_brat, to_ann, write_brat
-from clinex.io.phee_json import dumps_phee, parse_phee_line, to_phee_dict
+from clinex.pv.formats.brat import read_brat, to_ann, write_brat
+from clinex.pv.formats.phee_json import dumps_phee, parse_phee_line, to_phee_dict
 from clinex.pv.types import Argument, Attribute, Event, SentenceEvents
 from clinex.text import Span
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from clinex.errors import ModelError
-from clinex.io.phee_json import parse_phee_line, read_phee_json
+from clinex.pv.formats.phee_json import parse_phee_line, read_phee_json
 from clinex.pv.models import load_model, shipped_model_dir
 from clinex.pv.models.crf import CRFModel
 from clinex.pv.pipeline import extract_record, extract_records
@@ -211,7 +211,7 @@ def test_existing_outputs_need_force(cli, tmp_path: Path) -> None:
 def test_evaluate_flat_json_nested_and_coverage_warning(cli, tmp_path: Path) -> None:
     gold = tmp_path / "gold.json"
     items = extract_records([("a", S1), ("b", S2)], model=load_model("crf"))
-    from clinex.io.phee_json import write_phee_json
+    from clinex.pv.formats.phee_json import write_phee_json
 
     write_phee_json(items, gold)
     pred = tmp_path / "pred.json"

@@ -458,8 +458,8 @@ def test_speed_under_two_ms_per_sentence() -> None:
 
 def test_rules_on_phee_train_gold_events(shared_data: Path) -> None:
     """Setting (a) on train: gold events with attributes stripped reach the tuned figures."""
-    from clinex.io.phee_json import read_phee_json
     from clinex.pv.evaluate import flatten, score
+    from clinex.pv.formats.phee_json import read_phee_json
 
     gold = read_phee_json(shared_data / "phee" / "json" / "train.json")
     stripped = [s.model_copy(update={"events": tuple(e.model_copy(update={"attributes": ()}) for e in s.events)}) for s in gold]

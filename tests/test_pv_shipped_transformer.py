@@ -54,8 +54,8 @@ def test_shipped_transformer_exact_spans(model) -> None:
 
 
 def test_shipped_transformer_dev_figures(model, shared_data) -> None:
-    from clinex.io.phee_json import read_phee_json
     from clinex.pv.evaluate import flatten, score
+    from clinex.pv.formats.phee_json import read_phee_json
     from clinex.pv.types import SentenceEvents
 
     dev = read_phee_json(shared_data / "phee" / "json" / "dev.json")

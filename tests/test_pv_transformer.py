@@ -390,7 +390,7 @@ def test_load_rejects_other_kinds(tmp_path: Path) -> None:
 
 def test_cli_train_and_extract_with_tiny_bert(tiny_bert: Path, tmp_path: Path, cli) -> None:
     """``clinex pv train --model transformer --encoder DIR`` then ``extract --model DIR``."""
-    from clinex.io.phee_json import write_phee_json
+    from clinex.pv.formats.phee_json import write_phee_json
 
     corpus = _corpus()
     data = tmp_path / "train.json"

@@ -313,9 +313,9 @@ def test_twenty_page_pdf_within_the_time_budget(tmp_path, monkeypatch):
 
     pytest.importorskip("clinex.rob.evidence")
     pytest.importorskip("clinex.io.pdf")
-    from clinex.io.load import load_document
     from clinex.rob import write_html
     from clinex.rob.assess import default_model
+    from clinex.rob.formats.load import load_document
 
     monkeypatch.setenv("CLINEX_DATA", str(tmp_path / "no-models"))
     pdf = tmp_path / "trial20.pdf"

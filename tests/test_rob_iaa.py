@@ -118,7 +118,7 @@ def _assessment(doc_text: str, spans: dict[str, list[tuple[int, int]]], risks: d
 
 
 def test_clinex_json_against_tagtog_and_against_itself(export: Path, tmp_path: Path) -> None:
-    from clinex.io.load import load_document
+    from clinex.rob.formats.load import load_document
 
     doc = load_document(export / "plain.html/pool/d1-trial.pdf.plain.html")
     out_b = tmp_path / "out_b"

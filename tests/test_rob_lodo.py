@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from clinex.io.tagtog import read_tagtog_judgements
+from clinex.rob.formats.tagtog import read_tagtog_judgements
 from clinex.rob.lodo import leave_one_document_out
 
 DOC1 = "aXmfLUYFdgFA3Rheqj4DiCxG1GEW-trial_annotation_document_1"

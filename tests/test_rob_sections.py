@@ -81,7 +81,7 @@ def test_upper_case_headings_inside_running_text() -> None:
 
 
 def test_methods_and_results_sections_on_the_preliminary_corpus(shared_data: Path) -> None:
-    from clinex.io.tagtog import read_tagtog_document
+    from clinex.rob.formats.tagtog import read_tagtog_document
 
     root = shared_data / "rob_preliminary" / "plain.html"
     files = sorted(root.rglob("*.html"))

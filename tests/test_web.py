@@ -91,8 +91,8 @@ def test_cohort_screen_upload(client: TestClient, shared_data: Path) -> None:
     assert {d["label"] for d in body.values()} <= {"met", "not met"}
     # the evidence layout of `clinex cohort screen -o x.json` (clinex.cohort.screen.evidence_record)
     from clinex.cohort import screen
+    from clinex.cohort.formats.n2c2_xml import read_patient
     from clinex.cohort.screen import decisions_to_dict
-    from clinex.io.n2c2_xml import read_patient
 
     assert body == decisions_to_dict(screen(read_patient(path)))
     ev = next(e for d in body.values() for e in d["evidence"])

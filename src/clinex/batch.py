@@ -138,7 +138,7 @@ def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
 
 
 def _pv_process(items: Sequence[Item], model: str | None = None) -> tuple[list[dict[str, Any]], list[ItemError]]:
-    from clinex.io.phee_json import to_phee_dict
+    from clinex.pv.formats.phee_json import to_phee_dict
     from clinex.pv.models import load_model
     from clinex.pv.pipeline import extract_records
 
@@ -213,7 +213,7 @@ def _files(path: Path, suffixes: tuple[str, ...]) -> Iterator[Path]:
 def _cohort_expand(path: Path) -> Iterator[Item | ItemError]:
     """The patients under one input, as ``clinex cohort screen`` finds them: XML files,
     a note folder, or a folder of both; an empty folder is an error item."""
-    from clinex.io.n2c2_xml import _expand
+    from clinex.cohort.formats.n2c2_xml import _expand
 
     found = _expand(path)
     if not found:
@@ -228,9 +228,9 @@ def _cohort_process(
     """One row per patient and criterion; ``evidence_json`` holds a list of
     :func:`clinex.cohort.screen.evidence_record` (the layout of ``clinex cohort screen``)."""
     from clinex.cohort import screen
+    from clinex.cohort.formats.n2c2_xml import read_patient
+    from clinex.cohort.formats.notes_folder import read_notes_folder
     from clinex.cohort.screen import evidence_record
-    from clinex.io.n2c2_xml import read_patient
-    from clinex.io.notes_folder import read_notes_folder
 
     rows, errors = [], []
     for it in items:

@@ -16,7 +16,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clinex.errors import OffsetError
 
-__all__ = ["Fragment", "Span", "Document", "split_sentences", "check_span"]
+__all__ = ["Fragment", "Span", "Document", "PAGE_SEPARATOR", "split_sentences", "check_span"]
+
+#: Text put between two pages in ``Document.text`` by the paged readers (PDF, tagtog):
+#: a blank line, so also a sentence break.
+PAGE_SEPARATOR = "\n\n"
 
 
 class Fragment(BaseModel):

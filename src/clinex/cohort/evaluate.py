@@ -340,7 +340,7 @@ def load_label_dir(folder: str | Path) -> dict[str, tuple[Path, dict[str, str]]]
         A file cannot be read (evaluation stops: a skipped file would change the
         scores).
     """
-    from clinex.io.n2c2_xml import read_patient
+    from clinex.cohort.formats.n2c2_xml import read_patient
 
     folder = Path(folder)
     if not folder.is_dir():

@@ -82,7 +82,7 @@ def screen(patient: Patient, criteria: str | Path | Sequence[str | Path] = "n2c2
     Parameters
     ----------
     patient : Patient
-        E.g. from :func:`clinex.io.n2c2_xml.read_patient`.
+        E.g. from :func:`clinex.cohort.formats.n2c2_xml.read_patient`.
     criteria : str, Path or list of them, default "n2c2"
         The packaged set name, or criterion files / folders of your own.
 
@@ -95,7 +95,7 @@ def screen(patient: Patient, criteria: str | Path | Sequence[str | Path] = "n2c2
     Examples
     --------
     >>> from clinex.cohort import screen                       # doctest: +SKIP
-    >>> from clinex.io.n2c2_xml import read_patient            # doctest: +SKIP
+    >>> from clinex.cohort.formats.n2c2_xml import read_patient            # doctest: +SKIP
     >>> screen(read_patient("001.xml"))["MI-6MOS"].label       # doctest: +SKIP
     'met'
     """
@@ -164,7 +164,7 @@ def date_warning(patient: Patient) -> str | None:
         E.g. ``"warning: 001.xml: record 2 of 2: date '2071-02-30' does not parse;
         'now' is 2070-05-01 (record 1)"``; None when every record is dated.
     """
-    from clinex.io.n2c2_xml import _DATE_LINE
+    from clinex.cohort.formats.records import _DATE_LINE
 
     bad = []
     for i, r in enumerate(patient.records, start=1):
@@ -217,7 +217,7 @@ def write_decisions(results: Iterable[tuple[Patient, dict[str, Decision]]], outp
     results = itertools.chain([first], results)
     n = 0
     if kind == "xml":
-        from clinex.io.n2c2_xml import write_patient
+        from clinex.cohort.formats.n2c2_xml import write_patient
 
         output.mkdir(parents=True, exist_ok=True)
         for p, dec in results:
@@ -289,7 +289,7 @@ def screen_paths(
     InputError
         Bad output path; an output that would overwrite an input file.
     """
-    from clinex.io.n2c2_xml import read_patients
+    from clinex.cohort.formats.n2c2_xml import read_patients
 
     _kind(Path(output))
     engine = get_engine(criteria)

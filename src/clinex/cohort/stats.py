@@ -31,6 +31,7 @@ from clinex.cohort.criteria_names import canonical_order
 from clinex.cohort.evaluate import evaluate_labels, match_label_dirs
 from clinex.cohort.types import MET
 from clinex.errors import EvaluationError
+from clinex.metrics.counts import prf
 from clinex.metrics.significance import RandomizationResult, approximate_randomization
 
 __all__ = [
@@ -74,17 +75,6 @@ class CompareResult(BaseModel):
     significant: list[str]
 
 
-def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    out = np.zeros(np.broadcast(num, den).shape)
-    np.divide(num, den, out=out, where=den != 0)
-    return out
-
-
-def _prf(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    p, r = _div(tp, tp + fp), _div(tp, tp + fn)
-    return p, r, _div(2 * p * r, p + r)
-
-
 def count_statistic(criteria: list[str]):
     """A vectorised statistic for :func:`approximate_randomization` over Track 1 counts.
 
@@ -98,8 +88,9 @@ def count_statistic(criteria: list[str]):
     callable
         Maps summed statistics of shape (..., 4*C) — per criterion the met-class
         ``tp, fp, fn, tn`` — to the official measures (same zero-division rule as
-        :mod:`clinex.cohort.evaluate`): micro and macro P/R/F1 per class, micro and
-        macro overall F1, and the F1 of every criterion.
+        :mod:`clinex.cohort.evaluate`, both from :func:`clinex.metrics.counts.prf`):
+        micro and macro P/R/F1 per class, micro and macro overall F1, and the F1 of
+        every criterion.
     """
     n = len(criteria)
 
@@ -111,9 +102,9 @@ def count_statistic(criteria: list[str]):
         sides = {"met": (tp, fp, fn), "not met": (tn, fn, fp)}
         per_f1 = []
         for cls, (a, b, c) in sides.items():
-            p, r, f = _prf(a.sum(-1), b.sum(-1), c.sum(-1))
+            p, r, f = prf(a.sum(-1), b.sum(-1), c.sum(-1))
             out[f"micro.{cls}.precision"], out[f"micro.{cls}.recall"], out[f"micro.{cls}.f1"] = p, r, f
-            pc, rc, fc = _prf(a, b, c)
+            pc, rc, fc = prf(a, b, c)
             out[f"macro.{cls}.precision"] = pc.mean(-1)
             out[f"macro.{cls}.recall"] = rc.mean(-1)
             out[f"macro.{cls}.f1"] = fc.mean(-1)

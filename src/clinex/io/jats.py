@@ -11,8 +11,9 @@ paragraph (XML indentation) is collapsed to single spaces. JATS has no pages, so
 Sections come from the XML, not from heuristics: each top-level body ``<sec>``
 becomes a span labelled by its ``sec-type`` (``intro``, ``methods``,
 ``results``, ``discussion``, ``conclusions``...) or, failing that, by its title
-matched against :data:`clinex.rob.sections.SECTION_NAMES`; unmatched sections
-are labelled ``"other"``. The title is ``"front"``, the abstract ``"abstract"``
+matched against the caller's ``section_names`` (label -> heading patterns; the RoB
+task passes :data:`clinex.rob.sections.SECTION_NAMES`); unmatched sections are
+labelled ``"other"``. The title is ``"front"``, the abstract ``"abstract"``
 and the reference list ``"references"``.
 
 References
@@ -24,6 +25,7 @@ ANSI/NISO Z39.96-2021, JATS: Journal Article Tag Suite, version 1.3
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +67,8 @@ def _text(el) -> str:
     return _clean("".join(el.itertext()))
 
 
-def section_label(title: str | None, sec_type: str | None = None) -> str:
+def section_label(title: str | None, sec_type: str | None = None, *,
+                  section_names: Mapping[str, Sequence[str]] | None = None) -> str:
     """Canonical section label of a JATS ``<sec>``.
 
     Parameters
@@ -74,19 +77,21 @@ def section_label(title: str | None, sec_type: str | None = None) -> str:
         The section's ``<title>`` text.
     sec_type : str or None
         Its ``sec-type`` attribute.
+    section_names : mapping of str to sequence of str, optional
+        Label -> heading spellings (regular expressions, matched against the whole
+        title), e.g. :data:`clinex.rob.sections.SECTION_NAMES`. Without it only
+        ``sec-type`` is used.
 
     Returns
     -------
     str
-        A key of :data:`clinex.rob.sections.SECTION_NAMES` or ``"other"``.
+        A label of the ``sec-type`` table, a key of ``section_names``, or ``"other"``.
     """
     if sec_type and sec_type.lower() in _SEC_TYPES:
         return _SEC_TYPES[sec_type.lower()]
-    if title:
-        from clinex.rob.sections import SECTION_NAMES
-
+    if title and section_names:
         t = re.sub(r"^[\dIVX.\s]+", "", title).strip().rstrip(":.")
-        for label, names in SECTION_NAMES.items():
+        for label, names in section_names.items():
             for n in names:
                 if re.fullmatch(n, t) or re.fullmatch(n, t.title()) or re.fullmatch(n.upper(), t.upper()):
                     return label
@@ -130,12 +135,16 @@ def _walk_sec(sec, b: _Builder) -> None:
             b.para(_text(child))
 
 
-def read_jats(path: str | Path) -> Document:
+def read_jats(path: str | Path, *, section_names: Mapping[str, Sequence[str]] | None = None) -> Document:
     """Read a JATS / PMC ``.xml`` / ``.nxml`` article.
 
     Parameters
     ----------
     path : str or Path
+    section_names : mapping of str to sequence of str, optional
+        Heading spellings that label a body ``<sec>`` without a known ``sec-type``
+        (see :func:`section_label`); :func:`clinex.rob.formats.load.load_document`
+        passes :data:`clinex.rob.sections.SECTION_NAMES`.
 
     Returns
     -------
@@ -208,7 +217,8 @@ def read_jats(path: str | Path) -> Document:
         for child in body:
             if _local(child.tag) == "sec":
                 t = next((x for x in child if _local(x.tag) == "title"), None)
-                b.mark(section_label(_text(t) if t is not None else None, child.get("sec-type")))
+                b.mark(section_label(_text(t) if t is not None else None, child.get("sec-type"),
+                                     section_names=section_names))
                 _walk_sec(child, b)
             else:
                 loose.append(child)

@@ -25,7 +25,7 @@ pdfplumber for speed (a 300-page report reads in about a second, see
    in the document, and otherwise dropped as a broken syllable ("allo-" + "cated"
    -> "allocated"). See :func:`keep_line_hyphen`.
 
-Typographic ligatures (U+FB00-FB06, "ﬁ") are spelled out ("fi"). Pages are joined with :data:`clinex.io.tagtog.PAGE_SEPARATOR` (a blank line); page
+Typographic ligatures (U+FB00-FB06, "ﬁ") are spelled out ("fi"). Pages are joined with :data:`clinex.text.PAGE_SEPARATOR` (a blank line); page
 ``k`` is ``Document.pages[k-1]``, labelled ``"k"``, so ``Document.page_of(offset)``
 gives the 1-based page and ``offset - pages[k-1].start`` the character on it.
 
@@ -61,7 +61,7 @@ from pathlib import Path
 
 from clinex.errors import FormatError, InputError
 from clinex.io import limits
-from clinex.text import Document, Fragment, Span
+from clinex.text import PAGE_SEPARATOR, Document, Fragment, Span
 
 __all__ = ["read_pdf", "GUTTER_ZONE", "MIN_GUTTER", "PARAGRAPH_GAP"]
 
@@ -682,7 +682,8 @@ def read_pdf(path: str | Path, *, password: str | None = None) -> Document:
         ``id`` = file stem; pages labelled ``"1"``..``"n"`` (every page has a span,
         possibly empty); ``meta`` = ``{"source", "format": "pdf", "n_pages",
         "columns": [1 or 2 per page], "pages_without_text": [page numbers]}``.
-        Sentences and sections are left to :func:`clinex.io.load.load_document`.
+        Sentences and sections are left to the caller (for trial reports,
+        :func:`clinex.rob.formats.load.load_document`).
 
     Raises
     ------
@@ -752,8 +753,6 @@ def read_pdf(path: str | Path, *, password: str | None = None) -> Document:
             f"no text layer on any of the {n} page(s): a scanned PDF? Run OCR (e.g. ocrmypdf) first",
             path=p,
         )
-    from clinex.io.tagtog import PAGE_SEPARATOR
-
     pages = []
     pos = 0
     for i, t in enumerate(texts):

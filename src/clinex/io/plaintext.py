@@ -53,7 +53,8 @@ def read_plaintext(path: str | Path) -> Document:
     -------
     Document
         ``id`` = file stem; ``meta`` = ``{"source", "format": "text"}``;
-        sentences and sections are left empty (see :func:`clinex.io.load.load_document`).
+        sentences and sections are left empty (the caller fills them; for trial
+        reports, :func:`clinex.rob.formats.load.load_document`).
 
     Raises
     ------

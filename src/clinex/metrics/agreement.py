@@ -22,12 +22,16 @@ from collections.abc import Hashable, Sequence
 from fractions import Fraction
 
 from clinex.errors import EvaluationError
+from clinex.metrics.counts import prf
 
 __all__ = ["pairwise_f1", "observed_agreement", "pabak", "cohen_kappa", "truncate"]
 
 
 def pairwise_f1(tp: int, fp: int, fn: int) -> float:
     """Pairwise F1 between two annotators, ``2TP / (2TP + FP + FN)``.
+
+    Computed exactly by :func:`clinex.metrics.counts.prf` (in Fractions, where
+    ``2PR / (P + R)`` equals this form) and rounded once to a float.
 
     Treating annotator A as gold and B as the prediction, this is the F1 of B
     against A; it is symmetric (swapping A and B swaps FP and FN).
@@ -57,8 +61,8 @@ def pairwise_f1(tp: int, fp: int, fn: int) -> float:
     """
     if min(tp, fp, fn) < 0:
         raise ValueError("counts must be >= 0")
-    denom = 2 * tp + fp + fn
-    return 0.0 if denom == 0 else 2 * tp / denom
+    # exact F1 (= 2TP / (2TP + FP + FN)), rounded once to the nearest float
+    return float(prf(Fraction(tp), Fraction(fp), Fraction(fn))[2])
 
 
 def truncate(value: float | Fraction, decimals: int = 2) -> float:

@@ -23,17 +23,14 @@ from collections.abc import Hashable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from clinex.metrics.counts import f1_from, prf  # f1_from: re-exported (public here too)
+
 __all__ = ["BinaryCounts", "ClassScores", "confusion_counts", "class_scores", "safe_div", "f1_from", "roc_auc"]
 
 
 def safe_div(num: float, den: float, zero_division: float = 0.0) -> float:
     """``num / den``, or ``zero_division`` when ``den == 0`` (official n2c2 rule: 0.0)."""
     return zero_division if den == 0 else num / den
-
-
-def f1_from(precision: float, recall: float) -> float:
-    """Harmonic mean ``2PR / (P + R)``; 0.0 when ``P + R == 0``."""
-    return safe_div(2 * precision * recall, precision + recall)
 
 
 class BinaryCounts(BaseModel):
@@ -65,12 +62,12 @@ class BinaryCounts(BaseModel):
     @property
     def precision(self) -> float:
         """``tp / (tp + fp)``; 0.0 when nothing was predicted positive."""
-        return safe_div(self.tp, self.tp + self.fp)
+        return prf(self.tp, self.fp, self.fn)[0]
 
     @property
     def recall(self) -> float:
         """``tp / (tp + fn)`` (= sensitivity); 0.0 when no gold positive."""
-        return safe_div(self.tp, self.tp + self.fn)
+        return prf(self.tp, self.fp, self.fn)[1]
 
     @property
     def specificity(self) -> float:
@@ -79,8 +76,8 @@ class BinaryCounts(BaseModel):
 
     @property
     def f1(self) -> float:
-        """``2PR / (P + R)``; 0.0 when ``P + R == 0``."""
-        return f1_from(self.precision, self.recall)
+        """``2PR / (P + R)``; 0.0 when ``P + R == 0`` (:func:`clinex.metrics.counts.prf`)."""
+        return prf(self.tp, self.fp, self.fn)[2]
 
     @property
     def auc(self) -> float:

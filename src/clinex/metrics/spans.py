@@ -43,6 +43,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from clinex.metrics.counts import prf as _prf
+
 __all__ = [
     "PUNCTUATION",
     "normalize_answer",
@@ -95,6 +97,9 @@ def answer_tokens(text: str) -> list[str]:
 def prf(tp: int, n_pred: int, n_gold: int) -> tuple[float, float, float]:
     """Precision, recall and F1 from counts, with 0.0 for every zero division.
 
+    The span form (predicted and gold totals) of :func:`clinex.metrics.counts.prf`,
+    which computes it (``fp = n_pred - tp``, ``fn = n_gold - tp``).
+
     Parameters
     ----------
     tp : int
@@ -114,10 +119,7 @@ def prf(tp: int, n_pred: int, n_gold: int) -> tuple[float, float, float]:
     >>> prf(0, 0, 0)
     (0.0, 0.0, 0.0)
     """
-    p = tp / n_pred if n_pred else 0.0
-    r = tp / n_gold if n_gold else 0.0
-    f = 2 * p * r / (p + r) if p + r else 0.0
-    return p, r, f
+    return _prf(tp, n_pred - tp, n_gold - tp)
 
 
 class SpanCounts(BaseModel):

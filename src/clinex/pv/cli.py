@@ -276,7 +276,7 @@ def extract_cmd(
         for item in items:
             _pv_echo_events(item)
     elif fmt == "brat":
-        from clinex.io.brat import write_brat
+        from clinex.pv.formats.brat import write_brat
 
         try:
             output.mkdir(parents=True, exist_ok=True)
@@ -286,12 +286,12 @@ def extract_cmd(
             write_brat(item, output, overwrite=force,
                        on_warning=lambda msg: typer.echo(f"warning: {msg}", err=True))
     elif str(output) == "-":
-        from clinex.io.phee_json import dumps_phee
+        from clinex.pv.formats.phee_json import dumps_phee
 
         for item in items:
             typer.echo(dumps_phee(item))
     else:
-        from clinex.io.phee_json import write_phee_json
+        from clinex.pv.formats.phee_json import write_phee_json
 
         write_phee_json(items, output, overwrite=force)
     n_events = sum(len(i.events) for i in items)
@@ -445,7 +445,7 @@ def train_cmd(
     import time
 
     from clinex.errors import InputError
-    from clinex.io.phee_json import read_phee_json
+    from clinex.pv.formats.phee_json import read_phee_json
     from clinex.pv.models import KINDS
 
     if kind not in KINDS:
@@ -538,7 +538,7 @@ def gate_cmd(
 
     from clinex.errors import InputError
     from clinex.io.ade_corpus import read_ade_negatives
-    from clinex.io.phee_json import read_phee_json
+    from clinex.pv.formats.phee_json import read_phee_json
     from clinex.pv.gate import add_gate
     from clinex.pv.models import load_model
 

@@ -221,7 +221,7 @@ def score(gold: Sequence[SentenceEvents], pred: Sequence[SentenceEvents]) -> dic
 
     Examples
     --------
-    >>> from clinex.io.phee_json import parse_phee_line
+    >>> from clinex.pv.formats.phee_json import parse_phee_line
     >>> g = parse_phee_line('{"id": "1", "context": "Rash after aspirin.", "annotations": [{"events": '
     ...     '[{"event_type": "Adverse_event", "Trigger": {"text": [["after"]], "start": [[5]]}}]}]}')
     >>> score([g], [g])["trigger"]["classification"]["f1"]
@@ -309,7 +309,7 @@ def evaluate_files(
     Parameters
     ----------
     gold_path, pred_path : str or Path
-        PHEE JSON lines (see :mod:`clinex.io.phee_json`), matched by sentence id.
+        PHEE JSON lines (see :mod:`clinex.pv.formats.phee_json`), matched by sentence id.
     on_warning : callable, optional
         Called with a message when the predictions cover fewer sentences than the
         gold ("predictions for 5 of 961 gold sentences; the rest count as missed").
@@ -326,7 +326,7 @@ def evaluate_files(
     EvaluationError
         As :func:`score`; the message names the prediction file.
     """
-    from clinex.io.phee_json import read_phee_json
+    from clinex.pv.formats.phee_json import read_phee_json
 
     gold = read_phee_json(gold_path)
     pred = read_phee_json(pred_path)

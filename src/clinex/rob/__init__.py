@@ -5,7 +5,7 @@ Public API::
     from clinex.rob import assess, assess_path, write_json, write_html, plot_traffic_light
 
     assessment = assess(document)            # TrialAssessment: D1..D5 + overall
-    assessment = assess_path("trial.pdf")    # read with clinex.io.load, then assess
+    assessment = assess_path("trial.pdf")    # read with clinex.rob.formats.load, then assess
 
 Schema and algorithms live in :mod:`clinex.rob.schema` (5 domains, 22 signalling
 questions, responses) and :mod:`clinex.rob.algorithm` (RoB 2 decision tables).

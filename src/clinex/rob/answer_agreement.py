@@ -479,7 +479,7 @@ def load_answer_keys(folder: str | Path, *, warnings: list[str] | None = None) -
 
 def _tagtog_responses(ann: Path, document: Document) -> dict[str, str]:
     """SQ -> response of one tagtog document: most frequent label, ties -> first in text order."""
-    from clinex.io.tagtog import parse_label, read_tagtog_annotations
+    from clinex.rob.formats.tagtog import parse_label, read_tagtog_annotations
 
     spans = read_tagtog_annotations(ann, document, align=True, warnings=[])  # already reported
     votes: dict[str, Counter[str]] = {}
@@ -523,7 +523,7 @@ def load_gold(
         The path does not exist, is neither kind of folder, tagtog texts are missing,
         or no document could be read.
     """
-    from clinex.io.tagtog import doc_key
+    from clinex.rob.formats.tagtog import doc_key
     from clinex.rob.iaa import _tagtog_dir, load_annotator
 
     src = Path(path)
@@ -646,7 +646,7 @@ def _po(agree: int, n: int) -> float | None:
 
 
 def _lookup(predictions: Mapping[str, TrialAssessment]) -> dict[str, TrialAssessment]:
-    from clinex.io.tagtog import doc_key
+    from clinex.rob.formats.tagtog import doc_key
 
     index: dict[str, TrialAssessment] = {}
     for k, ta in predictions.items():
@@ -672,7 +672,7 @@ def answer_agreement(
         The expert's answers by document id (:func:`load_gold`).
     predictions : mapping of str to TrialAssessment
         The automated answers, matched to gold documents by key, ``document_id`` or
-        its tagtog :func:`~clinex.io.tagtog.doc_key`. Any model kind: ``clinex rob
+        its tagtog :func:`~clinex.rob.formats.tagtog.doc_key`. Any model kind: ``clinex rob
         assess`` JSON (:func:`load_predictions`) or :func:`assess_gold`.
     threshold : float, default THRESHOLD
         Evidence matching threshold on ``partial_ratio``, in [0, 100].

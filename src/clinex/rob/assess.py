@@ -239,7 +239,7 @@ def assess(
 
 
 def load_trial(path: str | Path) -> Document:
-    """Read a trial report with :func:`clinex.io.load.load_document`.
+    """Read a trial report with :func:`clinex.rob.formats.load.load_document`.
 
     ``document.meta["source"]`` is set to the path when the reader did not set it.
 
@@ -251,13 +251,13 @@ def load_trial(path: str | Path) -> Document:
     """
     p = Path(path)
     try:
-        from clinex.io.load import load_document
+        from clinex.rob.formats.load import load_document
     except ImportError as exc:  # reader module not installed: plain text only
         if not (getattr(exc, "name", "") or "").startswith("clinex"):
             raise
         if p.suffix.lower() != ".txt":
             raise InputError(
-                "no reader for this file type (clinex.io.load is missing; .txt only)", path=p
+                "no reader for this file type (clinex.rob.formats.load is missing; .txt only)", path=p
             ) from None
         from clinex.io.textfile import read_text
 
@@ -280,7 +280,7 @@ def assess_path(
     Parameters
     ----------
     path : str or Path
-        The report; read with :func:`clinex.io.load.load_document`.
+        The report; read with :func:`clinex.rob.formats.load.load_document`.
     model, multiple_some_concerns_high
         As for :func:`assess`.
 

@@ -10,7 +10,7 @@ Two kinds of agreement, as in the RoBuster paper (Dhrangadhariya et al.):
 Inputs are folders of either kind, in any combination:
 
 * a tagtog annotator folder (``ann.json/members/<name>[/pool]``, ``*.ann.json``),
-  read with :mod:`clinex.io.tagtog`; the page texts come from ``texts`` (the
+  read with :mod:`clinex.rob.formats.tagtog`; the page texts come from ``texts`` (the
   export's ``plain.html/pool``), or from a ``plain.html`` folder found beside an
   ancestor folder;
 * a clinex output folder: ``*.json`` / ``*.jsonl`` files of
@@ -48,6 +48,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from clinex.errors import ClinexError, EvaluationError, FormatError, InputError
+from clinex.metrics.counts import prf
 from clinex.text import Document, Span
 
 __all__ = [
@@ -242,7 +243,7 @@ def _find_plain_html(path: Path) -> Path | None:
 
 
 def _text_index(texts: Path) -> dict[str, Path]:
-    from clinex.io.tagtog import doc_key
+    from clinex.rob.formats.tagtog import doc_key
 
     index: dict[str, Path] = {}
     for p in sorted(texts.rglob("*")):
@@ -272,7 +273,7 @@ def load_annotator(
         ``.pdf``, ``.txt`` ...).
     align : bool
         Realign tagtog offsets that miss their text (see
-        :func:`clinex.io.tagtog.read_tagtog_annotations`). Off by default: the
+        :func:`clinex.rob.formats.tagtog.read_tagtog_annotations`). Off by default: the
         paper's figures count the exported offsets.
     warnings : list of str, optional
         Receives reading problems; a bad record is reported here and skipped.
@@ -287,7 +288,7 @@ def load_annotator(
     InputError
         The path does not exist, holds nothing readable, or tagtog texts are missing.
     """
-    from clinex.io.tagtog import (
+    from clinex.rob.formats.tagtog import (
         doc_key,
         parse_label,
         read_tagtog_annotations,
@@ -390,8 +391,8 @@ def _records(path: Path, problems: list[str]):
 def _from_assessment(record, path: Path, lineno, index, problems) -> AnnotatedDocument:
     from pydantic import ValidationError
 
-    from clinex.io.load import load_document
-    from clinex.io.tagtog import doc_key, sq_of
+    from clinex.rob.formats.load import load_document
+    from clinex.rob.formats.tagtog import doc_key, sq_of
     from clinex.rob.types import TrialAssessment
 
     try:
@@ -519,13 +520,14 @@ def span_agreement(
     domains = _domains()
     for dom_id, _, qs in domains:
         for q in qs:
-            denom = 2 * tp[q] + fp[q] + fn[q]
-            f1 = _trunc(Fraction(200 * tp[q], denom)) if denom else Fraction(0)
+            labelled = tp[q] + fp[q] + fn[q] > 0  # an SQ neither annotator used is left out
+            # exact (Fractions): 2PR / (P + R) == 2TP / (2TP + FP + FN), in %, truncated
+            f1 = _trunc(100 * prf(Fraction(tp[q]), Fraction(fp[q]), Fraction(fn[q]))[2])
             f1s[q] = f1
-            if denom:
+            if labelled:
                 used.add(q)
             sq_rows.append(SQAgreement(sq=q, domain=dom_id, tp=tp[q], fp=fp[q], fn=fn[q],
-                                       f1=float(f1), used=bool(denom)))
+                                       f1=float(f1), used=labelled))
     dom_rows = tuple(
         DomainAgreement(domain=dom_id, name=name,
                         f1=float(_trunc(sum((f1s[q] for q in qs), Fraction(0)) / len(qs))))

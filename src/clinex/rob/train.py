@@ -2,7 +2,7 @@
 
 A corpus is a tagtog export folder (``plain.html/`` page texts, ``ann.json/``
 annotations per member, ``annotations-legend.json``), read with
-:func:`clinex.io.tagtog.iter_corpus`. Spans of several annotators may be pooled:
+:func:`clinex.rob.formats.tagtog.iter_corpus`. Spans of several annotators may be pooled:
 a segment is evidence for an SQ when any chosen annotator marked it so.
 """
 
@@ -63,7 +63,7 @@ def load_training_corpus(
     InputError
         Not an export folder, unknown annotator, or no document at all.
     """
-    from clinex.io.tagtog import iter_corpus
+    from clinex.rob.formats.tagtog import iter_corpus
 
     names = list(annotators)
     known = list_annotators(root)

@@ -342,7 +342,7 @@ _PV_LOCK = threading.Lock()  # one loaded model per kind, shared: the CRF tagger
 
 
 def _pv_work(text: str, model_name: str) -> dict[str, Any]:
-    from clinex.io.phee_json import to_phee_dict
+    from clinex.pv.formats.phee_json import to_phee_dict
     from clinex.pv.models import load_model, model_id
     from clinex.pv.pipeline import extract_records, sentence_pieces
 
@@ -359,8 +359,8 @@ def _pv_work(text: str, model_name: str) -> dict[str, Any]:
 
 def _cohort_work(path: Path) -> dict[str, Any]:
     from clinex.cohort import screen
+    from clinex.cohort.formats.n2c2_xml import read_patient
     from clinex.cohort.screen import decisions_to_dict
-    from clinex.io.n2c2_xml import read_patient
 
     return decisions_to_dict(screen(read_patient(path)))
 

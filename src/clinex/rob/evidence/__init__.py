@@ -18,7 +18,6 @@ Good/Bad, confidence), ``save(path)`` and ``load(path)``.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -61,8 +60,9 @@ def default_model_path() -> Path:
         ``$CLINEX_DATA/models/rob-sentence.joblib`` (``CLINEX_DATA`` defaults to
         ``~/.cache/clinex``).
     """
-    home = Path(os.environ.get("CLINEX_DATA", Path.home() / ".cache" / "clinex"))
-    return home / "models" / "rob-sentence.joblib"
+    from clinex.datasets import data_home
+
+    return data_home() / "models" / "rob-sentence.joblib"
 
 
 def load_evidence_model(name: str | Path = "auto") -> EvidenceModel:

@@ -3,7 +3,7 @@
 The lexicon is data (``clinex/resources/rob/cues.yaml``): per signalling question
 (SQ), regular-expression cues, each implying a response option with a weight. Every
 match is checked for negation and hedging (medspaCy ConText,
-:mod:`clinex.rob.evidence.reasoning.assertion`): a negated cue is dropped, a hedged one
+:mod:`clinex.rob.evidence.assertion`): a negated cue is dropped, a hedged one
 is weakened to PY / PN.
 :class:`CueEvidenceModel` splits a document into sentence-like segments
 (:func:`~clinex.rob.evidence.segment.segment_document`), matches every cue against
@@ -298,7 +298,7 @@ class CueEvidenceModel:
         """
         if segments is None:
             segments = segment_document(document, max_chars=self.max_chars)
-        from clinex.rob.evidence.reasoning.assertion import default_scope
+        from clinex.rob.evidence.assertion import default_scope
 
         scope = default_scope()
         out: list[CueHit] = []

@@ -2,7 +2,7 @@
 
 * :class:`Sentence`: a segment of the report with its section;
 * :class:`Finding`: one pattern of ``reasoning.yaml`` matching one sentence, with its
-  assertion (negated, hedged) from :mod:`~clinex.rob.evidence.reasoning.assertion`;
+  assertion (negated, hedged) from :mod:`~clinex.rob.evidence.assertion`;
 * :class:`BlindingStatement`: who (participants, deliverers, assessors, analysts) a
   blinding statement is about and whether it says they were blinded — "Outcome
   assessors were **not** blinded" is about assessors only and says they were aware;
@@ -26,7 +26,7 @@ from importlib import resources
 from typing import Any
 
 from clinex.io.textfile import parse_yaml
-from clinex.rob.evidence.reasoning.assertion import AFFIRMED, Assertion, AssertionScope
+from clinex.rob.evidence.assertion import AFFIRMED, Assertion, AssertionScope
 
 __all__ = ["Sentence", "Finding", "BlindingStatement", "ReasoningData", "load_reasoning_data",
            "find", "blinding_statements", "ACTORS"]

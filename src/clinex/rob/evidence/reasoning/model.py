@@ -28,8 +28,8 @@ import re
 from pathlib import Path
 
 from clinex.errors import InputError, SchemaError
+from clinex.rob.evidence.assertion import default_scope
 from clinex.rob.evidence.cues import CueEvidenceModel, compile_pattern
-from clinex.rob.evidence.reasoning.assertion import default_scope
 from clinex.rob.evidence.reasoning.counts import consort_counts, find_counts, flow
 from clinex.rob.evidence.reasoning.facts import Sentence, blinding_statements, load_reasoning_data
 from clinex.rob.evidence.reasoning.rules import Context, Decision, decide

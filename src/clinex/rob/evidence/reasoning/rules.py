@@ -45,7 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from clinex.rob.algorithm import is_applicable
-from clinex.rob.evidence.reasoning.assertion import AssertionScope
+from clinex.rob.evidence.assertion import AssertionScope
 from clinex.rob.evidence.reasoning.counts import Flow
 from clinex.rob.evidence.reasoning.facts import (
     BlindingStatement,

@@ -12,7 +12,7 @@ Dhrangadhariya et al., Zenodo 10.5281/zenodo.7698940) holds, per document,
   judgements (RoB1..RoB5, overall_RoB).
 
 :func:`read_tagtog_document` joins the pages into one :class:`~clinex.text.Document`
-(pages separated by :data:`PAGE_SEPARATOR`, i.e. a blank line), so that every
+(pages separated by :data:`clinex.text.PAGE_SEPARATOR`, i.e. a blank line), so that every
 span offset is an offset into ``Document.text`` and ``Document.page_of`` gives the
 page back. Page ``k`` (1-based) starts at ``sum(len(page_i) + 2 for i < k)``.
 
@@ -33,7 +33,7 @@ from typing import Any
 
 from clinex.errors import FormatError, InputError, SchemaError
 from clinex.io.textfile import require_file
-from clinex.text import Document, Fragment, Span
+from clinex.text import PAGE_SEPARATOR, Document, Fragment, Span
 
 __all__ = [
     "PAGE_SEPARATOR",
@@ -49,9 +49,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-#: Text put between two pages in ``Document.text`` (a blank line: also a sentence break).
-PAGE_SEPARATOR = "\n\n"
 
 _XHTML = "{http://www.w3.org/1999/xhtml}"
 _PAGE_ID = re.compile(r"^s(\d+)v(\d+)$")
@@ -140,7 +137,7 @@ def read_tagtog_document(html_path: str | Path, *, sentences: bool = True,
     html_path : str or Path
         A ``*.plain.html`` file (XHTML, parsed with defusedxml).
     sentences : bool
-        Fill ``Document.sentences`` (:func:`clinex.io.load.add_structure`; a page
+        Fill ``Document.sentences`` (:func:`clinex.rob.formats.structure.add_structure`; a page
         break always ends a sentence).
     sections : bool
         Fill ``Document.sections`` with :func:`clinex.rob.sections.detect_sections`.
@@ -188,7 +185,7 @@ def read_tagtog_document(html_path: str | Path, *, sentences: bool = True,
 
 
 def _structure(doc: Document, *, sentences: bool, sections: bool) -> Document:
-    from clinex.io.load import add_structure
+    from clinex.rob.formats.structure import add_structure
 
     return add_structure(doc, sentences=sentences, sections=sections)
 

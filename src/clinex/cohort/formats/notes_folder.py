@@ -12,7 +12,7 @@ is taken from
 
 Notes are ordered by date, then file name; undated notes come first, in file-name
 order. They are joined with a line of 100 asterisks, as in the n2c2 files, and the
-records are then found by :func:`clinex.io.n2c2_xml.split_records`, so the result
+records are then found by :func:`clinex.cohort.formats.n2c2_xml.split_records`, so the result
 has exactly the structure of a patient read from XML. A note that is empty (only
 whitespace) gives no record. A note that itself contains a line of 20 or more
 asterisks is split there, as an n2c2 file would be.
@@ -27,9 +27,9 @@ import datetime as dt
 import re
 from pathlib import Path
 
+from clinex.cohort.formats.records import SEPARATOR, parse_record_date, split_records
 from clinex.cohort.types import Patient
 from clinex.errors import EncodingError, FormatError, InputError
-from clinex.io.n2c2_xml import SEPARATOR, parse_record_date, split_records
 
 __all__ = ["read_notes_folder"]
 

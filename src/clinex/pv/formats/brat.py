@@ -49,7 +49,7 @@ event (written only when set; read back)::
 (:attr:`SentenceEvents.event_probability`), and ``<Attribute>@<start>-<end>`` the
 :attr:`Attribute.source` of the cue at those offsets (``model`` or ``rule:<id>``).
 
-Annotations no rule links are dropped (logged at INFO on ``clinex.io.brat``), as the
+Annotations no rule links are dropped (logged at INFO on ``clinex.pv.formats.brat``), as the
 converter drops them. Other relation types (``is_a`` ...) are ignored. The text's
 trailing whitespace is dropped, as the converter does.
 
@@ -61,7 +61,7 @@ PHEE's files do); any other combination drug gets its own T line, claimed by
 ``R has Arg1:<Combination event> Arg2:<Drug>`` so that the overlap rule does not
 make it a ``Treatment.Drug`` too. brat cannot express a sub-argument without a main
 argument of its kind in its event, nor a Combination without a trigger: those are
-left out and reported (``on_warning``, default a WARNING on ``clinex.io.brat``).
+left out and reported (``on_warning``, default a WARNING on ``clinex.pv.formats.brat``).
 An attribute without a cue or with value ``False`` is left out and logged at INFO.
 
 References
@@ -683,7 +683,7 @@ def to_ann(item: SentenceEvents, *, on_warning: Callable[[str], None] | None = N
         (sub-arguments whose event has no main argument of their kind, Combinations
         without a trigger), e.g. ``"s1: not written to brat: Treatment.Disorder has
         no Treatment (event E1, 'fever' 30-35)"``; default: a WARNING on the
-        ``clinex.io.brat`` logger. See the module notes for the rules.
+        ``clinex.pv.formats.brat`` logger. See the module notes for the rules.
 
     Raises
     ------

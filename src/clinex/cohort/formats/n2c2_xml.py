@@ -44,7 +44,6 @@ References
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import re
 import sys
@@ -58,7 +57,8 @@ import defusedxml
 import defusedxml.ElementTree as SafeET
 
 from clinex.cohort.criteria_names import canonical_order
-from clinex.cohort.types import MET, NOT_MET, Decision, Patient, Record
+from clinex.cohort.formats.records import SEPARATOR, parse_record_date, split_records
+from clinex.cohort.types import MET, NOT_MET, Decision, Patient
 from clinex.errors import ClinexError, EncodingError, FormatError, InputError, SchemaError
 from clinex.io.modes import default_file_mode
 
@@ -74,98 +74,12 @@ __all__ = [
     "MAX_BYTES",
 ]
 
-#: The record separator written by :func:`write_patient` (100 asterisks, as in n2c2).
-SEPARATOR = "*" * 100
-
 #: Default size limit of one patient file, in bytes (64 MiB).
 MAX_BYTES = 64 * 2**20
 
-_SEPARATOR_LINE = re.compile(r"^[ \t]*\*{20,}[ \t]*\r?$", re.MULTILINE)
-_DATE_LINE = re.compile(r"^[ \t]*record date:[ \t]*(\S+)", re.MULTILINE | re.IGNORECASE)
-_ISO = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
-_US = re.compile(r"(\d{1,2})/(\d{1,2})/(\d{4})")
 _XML_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9._-]*")
 _BAD_XML_CHAR = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _ENCODING_DECL = re.compile(rb"""^\s*<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
-
-
-# --------------------------------------------------------------------------- records
-
-
-def parse_record_date(value: str) -> dt.date | None:
-    """Parse the value of a ``Record date:`` line.
-
-    Parameters
-    ----------
-    value : str
-        The text after ``Record date:``, e.g. ``"2071-03-10"`` or ``"3/10/2071"``.
-
-    Returns
-    -------
-    datetime.date or None
-        None when the value is not ``YYYY-MM-DD`` / ``M/D/YYYY`` or names a day that
-        does not exist.
-
-    Examples
-    --------
-    >>> parse_record_date("2071-03-10")
-    datetime.date(2071, 3, 10)
-    >>> parse_record_date("2071-02-30") is None
-    True
-    """
-    m = _ISO.fullmatch(value)
-    if m:
-        y, mo, d = (int(g) for g in m.groups())
-    else:
-        m = _US.fullmatch(value)
-        if not m:
-            return None
-        mo, d, y = (int(g) for g in m.groups())
-    try:
-        return dt.date(y, mo, d)
-    except ValueError:
-        return None
-
-
-def split_records(text: str) -> tuple[Record, ...]:
-    """Split a patient text into dated records.
-
-    Parameters
-    ----------
-    text : str
-        The whole patient text (the n2c2 ``<TEXT>`` content).
-
-    Returns
-    -------
-    tuple of Record
-        In text order; offsets are characters into ``text``, half-open, without
-        leading/trailing whitespace. Whitespace-only stretches give no record.
-        See the module docstring for the separator and date rules.
-
-    Examples
-    --------
-    >>> recs = split_records("Record date: 2071-03-10\\nA\\n" + "*" * 100 + "\\nRecord date: 2072-01-15\\nB\\n")
-    >>> [(r.date.isoformat(), r.start, r.end) for r in recs]
-    [('2071-03-10', 0, 25), ('2072-01-15', 127, 152)]
-    """
-    bounds: list[tuple[int, int]] = []
-    pos = 0
-    for m in _SEPARATOR_LINE.finditer(text):
-        bounds.append((pos, m.start()))
-        pos = m.end()
-    bounds.append((pos, len(text)))
-    records: list[Record] = []
-    for a, b in bounds:
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
-        if a == b:
-            continue
-        m = _DATE_LINE.search(text, a, b)
-        date = parse_record_date(m.group(1)) if m else None
-        records.append(Record(date=date, start=a, end=b))
-    return tuple(records)
 
 
 # --------------------------------------------------------------------------- reading
@@ -383,7 +297,7 @@ def read_patients(
     paths_or_dirs : path or iterable of paths
         XML files, and folders. A folder contributes its ``*.xml`` files (sorted by
         name) and each sub-folder holding ``*.txt`` notes as one patient (see
-        :func:`clinex.io.notes_folder.read_notes_folder`); a folder holding
+        :func:`clinex.cohort.formats.notes_folder.read_notes_folder`); a folder holding
         ``*.txt`` notes and no ``*.xml`` is itself one patient. A folder with
         neither is a bad input (``no *.xml files or note folders``).
     errors : {"report", "raise", "ignore"}, default "report"
@@ -411,7 +325,7 @@ def read_patients(
         raise ValueError(f"errors must be 'report', 'raise' or 'ignore', not {errors!r}")
     if isinstance(paths_or_dirs, (str, Path)):
         paths_or_dirs = [paths_or_dirs]
-    from clinex.io.notes_folder import read_notes_folder
+    from clinex.cohort.formats.notes_folder import read_notes_folder
 
     for item in paths_or_dirs:
         found = _expand(item)

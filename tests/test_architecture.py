@@ -1,0 +1,79 @@
+"""The import layers of docs/ARCHITECTURE.md, enforced.
+
+``lint-imports`` reads the contracts in ``pyproject.toml`` ([tool.importlinter]): ``clinex.io``
+imports no task, the layers (cli > web, batch > pv | rob | cohort > io, metrics > text > errors)
+hold, and no package has an import cycle. The grimp check below states "no cycles" once more at
+module level, where a cycle through a package's own ``__init__`` would also show.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _lint_imports() -> list[str]:
+    exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which("lint-imports")
+    assert exe, "lint-imports not found: pip install -e '.[test]' (import-linter)"
+    return [exe]
+
+
+def test_import_contracts_hold() -> None:
+    # from the repo root, so that lint-imports reads pyproject.toml; --no-cache writes nothing
+    proc = subprocess.run(
+        [*_lint_imports(), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 broken" in proc.stdout
+
+
+def test_no_module_level_import_cycles() -> None:
+    graph = grimp.build_graph("clinex", cache_dir=None)
+    # Tarjan's strongly connected components over module -> module imports
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(root: str) -> None:  # iterative, so deep chains never hit the recursion limit
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            for w in children:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph.find_modules_directly_imported_by(w)))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        cycles.append(sorted(comp))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    assert not cycles, f"import cycles: {cycles}"

@@ -1,0 +1,143 @@
+"""Shared pieces live once (issue 11, item 4): P/R/F1 and the ``CLINEX_DATA`` default.
+
+Precision, recall and F1 from counts are computed only in
+``clinex/metrics/counts.py`` (:func:`clinex.metrics.prf`), and ``$CLINEX_DATA`` is
+read only in ``clinex/datasets.py`` (:func:`clinex.datasets.data_home`). These
+tests grep the package so a copy cannot come back unnoticed.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import clinex
+from clinex.metrics import f1_from, prf
+
+PKG = Path(clinex.__file__).resolve().parent
+
+#: Formulas that recompute P/R/F1 from counts (the arithmetic, not the words).
+PRF_PATTERNS = {
+    "harmonic mean 2*P*R": re.compile(r"\b2\s*\*\s*[\w.\[\]]+\s*\*\s*[\w.\[\]]+\s*/"),
+    "2*TP over counts": re.compile(r"\b2\s*\*\s*[\w.]*tp\b[\w.\[\]]*\s*[/+]", re.IGNORECASE),
+    "tp / (tp + ...)": re.compile(r"\b([A-Za-z_][\w.]*(?:\[\w+\])?)\s*/\s*\(\s*\1\s*\+"),
+    "div(tp, tp + ...)": re.compile(
+        r"\w*(?:div|ratio)\w*\(\s*([\w.]*tp\w*(?:\[\w+\])?)\s*,\s*\1\s*\+", re.IGNORECASE
+    ),
+}
+PRF_HOME = PKG / "metrics" / "counts.py"
+
+DATA_ENV = re.compile(r"""environ(?:\.get\(|\[)\s*['"]CLINEX_DATA['"]|getenv\(\s*['"]CLINEX_DATA['"]""")
+DATA_HOME = PKG / "datasets.py"
+
+
+def _code(path: Path) -> str:
+    """The file's code: comments and string literals (docstrings) blanked, lines kept."""
+    src = path.read_text(encoding="utf-8")
+    lines = src.splitlines(keepends=True)
+    out = [list(line) for line in lines]
+    for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+        if tok.type in (tokenize.COMMENT, tokenize.STRING) or tok.type == getattr(tokenize, "FSTRING_MIDDLE", -1):
+            (r0, c0), (r1, c1) = tok.start, tok.end
+            for r in range(r0, r1 + 1):
+                row = out[r - 1]
+                lo = c0 if r == r0 else 0
+                hi = c1 if r == r1 else len(row)
+                for c in range(lo, hi):
+                    if row[c] != "\n":
+                        row[c] = " "
+    return "".join("".join(row) for row in out)
+
+
+def _sources() -> list[Path]:
+    return sorted(PKG.rglob("*.py"))
+
+
+def test_prf_is_computed_in_one_module() -> None:
+    hits = []
+    for path in _sources():
+        if path == PRF_HOME:
+            continue
+        text = _code(path)
+        for name, pat in PRF_PATTERNS.items():
+            for m in pat.finditer(text):
+                line = text.count("\n", 0, m.start()) + 1
+                hits.append(f"{path.relative_to(PKG)}:{line}: {name}: {m.group(0).strip()!r}")
+    assert not hits, "P/R/F1 recomputed outside clinex/metrics/counts.py (use clinex.metrics.prf):\n" + "\n".join(hits)
+
+
+def test_clinex_data_read_in_one_module() -> None:
+    hits = [
+        str(p.relative_to(PKG))
+        for p in _sources()
+        if p != DATA_HOME and DATA_ENV.search(_code(p))
+    ]
+    assert not hits, "read $CLINEX_DATA through clinex.datasets.data_home(), not in: " + ", ".join(hits)
+
+
+def test_guards_catch_copies(tmp_path: Path) -> None:
+    """The patterns match the copies this change removed."""
+    copies = [
+        "f = 2 * p * r / (p + r) if p + r else 0.0",
+        "out = 2 * prec * rec / (prec + rec)",
+        "return 0.0 if denom == 0 else 2 * tp / denom",
+        "denom = 2 * tp[q] + fp[q] + fn[q]",
+        "p = tp / (tp + fp)",
+        "p, r = _div(tp, tp + fp), _div(tp, tp + fn)",
+    ]
+    for c in copies:
+        assert any(p.search(c) for p in PRF_PATTERNS.values()), c
+    assert DATA_ENV.search('Path(os.environ.get("CLINEX_DATA", Path.home() / ".cache"))')
+    assert DATA_ENV.search("os.getenv('CLINEX_DATA')")
+
+
+def test_data_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from clinex.datasets import data_home
+    from clinex.rob.evidence import default_model_path
+
+    monkeypatch.setenv("CLINEX_DATA", str(tmp_path))
+    assert data_home() == tmp_path
+    assert default_model_path() == tmp_path / "models" / "rob-sentence.joblib"
+    monkeypatch.delenv("CLINEX_DATA")
+    assert data_home() == Path.home() / ".cache" / "clinex"
+
+
+@pytest.mark.parametrize(
+    ("tp", "fp", "fn", "expected"),
+    [
+        (1, 1, 3, (0.5, 0.25, 1 / 3)),
+        (0, 0, 0, (0.0, 0.0, 0.0)),  # empty gold and prediction: 0, not 1
+        (0, 2, 0, (0.0, 0.0, 0.0)),  # no gold: recall 0
+        (0, 0, 2, (0.0, 0.0, 0.0)),  # no prediction: precision 0
+        (3, 0, 0, (1.0, 1.0, 1.0)),
+    ],
+)
+def test_prf_float(tp: int, fp: int, fn: int, expected: tuple[float, float, float]) -> None:
+    got = prf(tp, fp, fn)
+    assert got == pytest.approx(expected) and all(type(x) is float for x in got)
+
+
+def test_prf_fraction_is_exact_and_equals_pairwise_form() -> None:
+    for tp, fp, fn in [(1, 2, 3), (7, 0, 5), (0, 4, 0), (0, 0, 0), (13, 29, 31)]:
+        p, r, f = prf(Fraction(tp), Fraction(fp), Fraction(fn))
+        assert all(isinstance(x, Fraction) for x in (p, r, f))
+        denom = 2 * tp + fp + fn
+        assert f == (Fraction(2 * tp, denom) if denom else 0)
+
+
+def test_prf_arrays_match_scalars() -> None:
+    tp = np.array([[1.0, 0.0, 3.0], [0.0, 5.0, 2.0]])
+    fp = np.array([[1.0, 0.0, 0.0], [2.0, 1.0, 0.0]])
+    fn = np.array([[3.0, 0.0, 0.0], [0.0, 0.0, 4.0]])
+    p, r, f = prf(tp, fp, fn)
+    assert p.shape == r.shape == f.shape == tp.shape
+    for i in np.ndindex(tp.shape):
+        assert (p[i], r[i], f[i]) == prf(float(tp[i]), float(fp[i]), float(fn[i]))
+    assert prf(np.float64(0.0), np.float64(0.0), np.float64(0.0))[2] == 0.0  # numpy scalars too
+    assert f1_from(0.0, 0.0) == 0.0
