@@ -162,7 +162,7 @@ def test_entity_declarations_are_refused() -> None:
 def test_encoding_errors(tmp_path: Path) -> None:
     latin = tmp_path / "l.xml"
     latin.write_bytes(xml("\nRecord date: 2071-01-01\ncaf\xe9\n").encode("latin-1"))
-    with pytest.raises(EncodingError, match=r"l\.xml:5: not valid UTF-8"):
+    with pytest.raises(EncodingError, match=r"l\.xml:5: not UTF-8 text"):
         read_patient(latin)
     declared = tmp_path / "d.xml"
     declared.write_bytes(
@@ -279,7 +279,7 @@ def test_notes_folder_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "2071-01-01.txt").write_bytes(b"ok\nno\xff\n")
-    with pytest.raises(EncodingError, match=r"2071-01-01\.txt:2: not valid UTF-8"):
+    with pytest.raises(EncodingError, match=r"2071-01-01\.txt:2: not UTF-8 text"):
         read_notes_folder(bad)
 
 

@@ -104,7 +104,10 @@ def test_auto_falls_back_to_crf_without_neural_extra(monkeypatch: pytest.MonkeyP
     fake.mkdir()
     (fake / "model.json").write_text('{"kind": "transformer", "version": 1}')
     monkeypatch.setattr(registry, "shipped_model_dir", lambda kind: fake if kind == "transformer" else real(kind))
-    monkeypatch.setitem(registry.KINDS, "transformer", ("clinex_no_such_module", "Model", "train_model"))
+    import dataclasses
+
+    monkeypatch.setitem(registry.REGISTRY, "transformer",
+                        dataclasses.replace(registry.REGISTRY["transformer"], module="clinex_no_such_module"))
     assert isinstance(registry.load_model("auto"), CRFModel)
     with pytest.raises(ModelError, match="needs 'clinex_no_such_module'"):
         registry.load_model("transformer")

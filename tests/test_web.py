@@ -79,7 +79,7 @@ def test_pv_extract_unknown_model_is_422(client: TestClient) -> None:
     resp = client.post("/api/pv/extract", json={"text": "Rash after drug.", "model": "/etc"})
     assert resp.status_code == 422
     err = resp.json()["error"]
-    assert err["code"] == "CLX005" and "valid: auto, crf, transformer" in err["message"]
+    assert err["code"] == "CLX005" and "not one of auto, crf, transformer" in err["message"]
 
 
 def test_cohort_screen_upload(client: TestClient, shared_data: Path) -> None:
@@ -113,6 +113,13 @@ def test_pv_extract_empty_text_is_one_record_without_events(client: TestClient, 
     assert resp.status_code == 200, resp.text
     assert resp.json() == {
         "model": "clinex.pv.crf.v1",
+        "record": {
+            "id": "text",
+            "context": text,
+            "is_mult_event": False,
+            "annotations": [{"events": []}],
+            "model": "clinex.pv.crf.v1",
+        },
         "sentences": [
             {
                 "start": 0,

@@ -114,7 +114,7 @@ def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
     plain text split into sentences; a folder gives its ``.jsonl``/``.json``/``.txt``."""
     from clinex.io.jsonl import iter_jsonl_texts
     from clinex.io.textfile import read_text
-    from clinex.text import split_sentences
+    from clinex.pv.pipeline import text_records
 
     for p in _files(path, (".jsonl", ".json", ".txt")):
         # one unreadable file (binary, not UTF-8) is reported under its own name and the
@@ -131,8 +131,9 @@ def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
                     yield Item(rec.id, rec.text)
                 yield from (ItemError(f"{p}:{e.line}", str(e)) for e in errors)
             else:
-                for i, sent in enumerate(split_sentences(read_text(p)), start=1):
-                    yield Item(f"{p.stem}_{i}", sent.text)
+                # the plain-text rule of `clinex pv extract`: blank text is one empty record
+                for rid, sent in text_records(read_text(p), p.stem):
+                    yield Item(rid, sent)
         except ClinexError as exc:
             yield ItemError(str(p), str(exc))
 
@@ -191,13 +192,14 @@ def _pv_resolve_model(spec: str) -> tuple[str, dict[str, str]]:
     ModelError
         If the model cannot be loaded (unknown name, missing extra, not a model folder).
     """
-    from clinex.pv.models import NAMES, load_model
+    from clinex.pv.models import AUTO, REGISTRY, load_model, model_names
     from clinex.pv.models import model_id as versioned_id
 
-    model_id = versioned_id(load_model(spec))
-    if spec in NAMES:
-        if spec == "auto":
-            spec = "transformer" if model_id.startswith("clinex.pv.transformer") else "crf"
+    loaded = load_model(spec)
+    model_id = versioned_id(loaded)
+    if spec in model_names():
+        if spec == AUTO:  # the kind auto chose, so that every worker loads the same one
+            spec = next((k for k, v in REGISTRY.items() if model_id == v.version), spec)
         return spec, {"model": model_id}
     folder = str(Path(spec).resolve())
     return folder, {"model": model_id, "model_folder": folder}

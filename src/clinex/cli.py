@@ -15,6 +15,9 @@ import sys
 import typer
 
 from clinex.errors import ClinexError
+from clinex.pv.models import model_names as _pv_model_names
+
+_PV_MODEL_CHOICES = " | ".join(_pv_model_names())  # the registry's names, for help
 
 app = typer.Typer(
     name="clinex",
@@ -66,7 +69,8 @@ def batch(
         help="cohort only: 'n2c2' or criterion files/folders (repeatable), as 'clinex cohort screen'.",
     ),
     model: str = typer.Option(
-        None, "--model", help="pv only: auto | crf | transformer | a model folder (default auto); in manifest.json.",
+        None, "--model",
+        help=f"pv only: {_PV_MODEL_CHOICES} | a model folder (default auto); in manifest.json.",
     ),
 ) -> None:
     """Run TASK over many inputs with Dask; write results.parquet, errors.jsonl, manifest.json.

@@ -10,7 +10,7 @@ from typing import Any
 
 from clinex.errors import ClinexError, EncodingError, FormatError, InputError
 
-__all__ = ["read_text", "iter_json_lines", "require_file", "parse_yaml"]
+__all__ = ["read_text", "decode_text", "check_nul", "utf8_error", "iter_json_lines", "require_file", "parse_yaml"]
 
 
 def require_file(path: str | Path) -> Path:
@@ -89,19 +89,74 @@ def read_text(path: str | Path) -> str:
         names the file and the 1-based line of the first bad byte.
     """
     p = require_file(path)
-    data = p.read_bytes()
-    if b"\x00" in data[:8192]:
-        line = data[: data.index(b"\x00")].count(b"\n") + 1
-        raise EncodingError("binary file (NUL byte), expected UTF-8 text", path=p, line=line)
+    return decode_text(p.read_bytes(), path=p, nul_limit=8192)
+
+
+def check_nul(
+    data: bytes, *, path: str | Path | None = None, expected: str = "UTF-8 text", limit: int | None = None
+) -> None:
+    """Refuse binary data: the one NUL-byte check of clinex's text readers.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's content.
+    path : str or Path, optional
+        Names the source in the message.
+    expected : str, default "UTF-8 text"
+        What the file should have held, for the message (``"XML text"``).
+    limit : int, optional
+        Look at the first ``limit`` bytes only (default: all of them).
+
+    Raises
+    ------
+    EncodingError
+        ``data`` holds a NUL byte; the message names the file and the 1-based line.
+    """
+    at = data.find(b"\x00", 0, limit if limit is not None else len(data))
+    if at >= 0:
+        line = data.count(b"\n", 0, at) + 1
+        raise EncodingError(f"binary file (NUL byte), expected {expected}", path=path, line=line)
+
+
+def utf8_error(data: bytes, exc: UnicodeDecodeError, *, path: str | Path | None = None) -> EncodingError:
+    """The one invalid-UTF-8 error: names the file, the 1-based line, the byte and its offset."""
+    line = data.count(b"\n", 0, exc.start) + 1
+    return EncodingError(
+        f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte offset {exc.start})", path=path, line=line
+    )
+
+
+def decode_text(
+    data: bytes, *, path: str | Path | None = None, expected: str = "UTF-8 text", nul_limit: int | None = None
+) -> str:
+    """Decode UTF-8 text bytes after :func:`check_nul` (a UTF-8 byte-order mark is dropped).
+
+    Parameters
+    ----------
+    data : bytes
+    path : str or Path, optional
+        Names the source in messages.
+    expected : str, default "UTF-8 text"
+        For the NUL-byte message.
+    nul_limit : int, optional
+        Look for NUL bytes in the first ``nul_limit`` bytes only.
+
+    Returns
+    -------
+    str
+        The text, newlines untranslated.
+
+    Raises
+    ------
+    EncodingError
+        A NUL byte, or invalid UTF-8; the message names the file and the line.
+    """
+    check_nul(data, path=path, expected=expected, limit=nul_limit)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise EncodingError(
-            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte offset {exc.start})",
-            path=p,
-            line=line,
-        ) from None
+        raise utf8_error(data, exc, path=path) from None
     return text.removeprefix("\ufeff")
 
 

@@ -16,6 +16,12 @@ app = typer.Typer(no_args_is_help=True, pretty_exceptions_show_locals=False)
 # --- evaluate (PHEE metric; owner: PV-A) -------------------------------------------
 from pathlib import Path as _Path  # noqa: E402
 
+from clinex.pv.models import REGISTRY as _MODEL_REGISTRY  # noqa: E402  (light: no model library)
+from clinex.pv.models import model_names as _model_names  # noqa: E402
+
+_MODEL_CHOICES = " | ".join(_model_names())  # help texts: the registry's names
+_KIND_CHOICES = " | ".join(_MODEL_REGISTRY)
+
 
 def _pct(value: float | None) -> str:
     return "" if value is None else f"{100 * value:.2f}"
@@ -79,13 +85,10 @@ def evaluate(
 
 # --- extract / train (CRF + model registry; owner: PV-B) --------------------------------
 def _pv_records_from_text(text: str, name: str) -> list[tuple[str, str]]:
-    """Plain text -> one ``(id, sentence)`` record per sentence (ids ``NAME_1``, ``NAME_2``...).
+    """Plain text -> records: :func:`clinex.pv.pipeline.text_records` (ids ``NAME_1``...)."""
+    from clinex.pv.pipeline import text_records
 
-    Empty or blank text gives one record ``NAME_1`` with that text (and no events).
-    """
-    from clinex.pv.pipeline import sentence_pieces
-
-    return [(f"{name}_{k}", piece) for k, (_, _, piece) in enumerate(sentence_pieces(text), start=1)]
+    return text_records(text, name)
 
 
 def _pv_echo_events(item) -> None:  # noqa: ANN001 - SentenceEvents, imported lazily
@@ -137,7 +140,7 @@ def extract_cmd(
         None, "--output", "-o", help="Write PHEE JSON lines here ('-' = stdout), or a folder with --format brat."
     ),
     fmt: str = typer.Option("phee", "--format", help="Output format for --output: phee | brat."),
-    model: str = typer.Option("auto", "--model", help="auto | crf | transformer | a model folder."),
+    model: str = typer.Option("auto", "--model", help=f"{_MODEL_CHOICES} | a model folder."),
     example: bool = typer.Option(False, "--example", help="Run on a bundled example sentence."),
     strict: bool = typer.Option(False, "--strict", help="Stop at the first bad JSON line (exit 2) instead of skipping it."),
     min_trigger_prob: float = typer.Option(
@@ -224,18 +227,9 @@ def extract_cmd(
             if not records:
                 typer.echo(f"warning: {label}: no records (empty JSON lines input)", err=True)
         else:
-            from clinex.errors import EncodingError
+            from clinex.io.textfile import decode_text
 
-            if b"\x00" in data:
-                line = data[: data.index(b"\x00")].count(b"\n") + 1
-                raise EncodingError("binary file (NUL byte), expected UTF-8 text", path=label, line=line)
-            try:
-                decoded = data.decode("utf-8").removeprefix("\ufeff")
-            except UnicodeDecodeError as exc:
-                line = data[: exc.start].count(b"\n") + 1
-                raise EncodingError(
-                    f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte offset {exc.start})", path=label, line=line
-                ) from None
+            decoded = decode_text(data, path=label)
             records = _pv_records_from_text(decoded, name)
 
     if output is not None and str(output) != "-" and in_file is not None:
@@ -341,10 +335,10 @@ def _pv_check_params(kind: str, params: dict) -> None:
     import inspect
 
     from clinex.errors import InputError
-    from clinex.pv.models import KINDS
+    from clinex.pv.models import REGISTRY
 
-    module_name, cls_name, _ = KINDS[kind]
-    cls = getattr(importlib.import_module(module_name), cls_name)
+    entry = REGISTRY[kind]
+    cls = getattr(importlib.import_module(entry.module), entry.model_class)
     valid = [n for n in inspect.signature(cls.__init__).parameters if n not in ("self", "name")]
     unknown = sorted(set(params) - set(valid))
     if unknown:
@@ -408,7 +402,7 @@ def train_cmd(
     train: _Path = typer.Option(..., "--train", help="Training sentences, PHEE JSON lines (train.json)."),
     dev: _Path = typer.Option(None, "--dev", help="Dev sentences, PHEE JSON lines; scored after training."),
     out: _Path = typer.Option(..., "--out", help="Model folder to write."),
-    kind: str = typer.Option("crf", "--model", help="crf | transformer."),
+    kind: str = typer.Option("crf", "--model", help=f"{_KIND_CHOICES}."),
     encoder: str = typer.Option(None, "--encoder", help="Transformer only: 'minilm' or a local Hugging Face folder."),
     c1: float = typer.Option(None, "--c1", help="CRF only: L1 coefficient (default 0)."),
     c2: float = typer.Option(None, "--c2", help="CRF only: L2 coefficient (default 0.3)."),
@@ -446,10 +440,10 @@ def train_cmd(
 
     from clinex.errors import InputError
     from clinex.pv.formats.phee_json import read_phee_json
-    from clinex.pv.models import KINDS
+    from clinex.pv.models import REGISTRY
 
-    if kind not in KINDS:
-        raise InputError(f"unknown --model {kind!r}; use {' or '.join(KINDS)}", field="--model")
+    if kind not in REGISTRY:
+        raise InputError(f"unknown --model {kind!r}; use {' or '.join(REGISTRY)}", field="--model")
     if out.exists():
         if not out.is_dir():
             raise InputError("--out exists and is not a folder", path=out)
@@ -516,7 +510,7 @@ def train_cmd(
 
 @app.command("gate")
 def gate_cmd(
-    model: str = typer.Argument(..., help="crf | transformer | a model folder: the model to add a sentence gate to."),
+    model: str = typer.Argument(..., help=f"{_KIND_CHOICES} | a model folder: the model to add a sentence gate to."),
     train: _Path = typer.Option(..., "--train", help="PHEE training sentences (JSON lines): the gate's text model."),
     dev: _Path = typer.Option(..., "--dev", help="PHEE dev sentences (JSON lines): the gate's calibration."),
     negatives: _Path = typer.Option(..., "--negatives", help="Sentences without an ADE (ADE-NEG.txt or one a line)."),

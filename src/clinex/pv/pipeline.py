@@ -30,9 +30,12 @@ __all__ = [
     "extract_record",
     "extract_records",
     "extract_sentences",
+    "extract_text",
+    "extract_text_sentences",
     "filter_events",
     "sentence_pieces",
     "shift_event",
+    "text_records",
 ]
 
 
@@ -52,6 +55,16 @@ def sentence_pieces(text: str) -> list[tuple[int, int, str]]:
         itself, so that it still gives one record (with no events).
     """
     return [(s.start, s.end, s.text) for s in split_sentences(text)] or [(0, len(text), text)]
+
+
+def text_records(text: str, name: str) -> list[tuple[str, str]]:
+    """Plain text -> one ``(id, sentence)`` record per sentence (ids ``NAME_1``, ``NAME_2``...).
+
+    The one plain-text rule of ``clinex pv extract`` (TEXT, ``.txt``) and
+    ``clinex batch pv`` (``.txt``): the pieces of :func:`sentence_pieces`, so
+    empty or blank text gives one record ``NAME_1`` with that text (and no events).
+    """
+    return [(f"{name}_{k}", piece) for k, (_, _, piece) in enumerate(sentence_pieces(text), start=1)]
 
 
 def filter_events(events: Iterable[Event], min_trigger_prob: float = 0.0) -> list[Event]:
@@ -218,15 +231,70 @@ def extract(text: str, *, model: str = "auto", min_trigger_prob: float = 0.0) ->
     >>> events[0].event_type
     'Adverse_event'
     """
-    sents = split_sentences(text)
-    if not sents:
-        return []
-    per_sentence = extract_sentences([s.text for s in sents], model=model)
-    return [
-        shift_event(ev, s.start, text)
-        for s, evs in zip(sents, per_sentence)
-        for ev in filter_events(evs, min_trigger_prob)
-    ]
+    return list(extract_text(text, model=model, min_trigger_prob=min_trigger_prob).events)
+
+
+def extract_text(
+    text: str, *, model: Any = "auto", min_trigger_prob: float = 0.0, record_id: str = "text"
+) -> SentenceEvents:
+    """Events of plain text as one record, offsets into ``text`` (the text given).
+
+    The text is cut by :func:`sentence_pieces`; all sentences go to the model in
+    one :func:`extract_records` call (the same batched path as every surface),
+    and the events are shifted back into ``text``. Used by :func:`extract` and
+    the web API.
+
+    Parameters
+    ----------
+    text : str
+        Plain text.
+    model : str or PVModel, default "auto"
+    min_trigger_prob : float, default 0.0
+    record_id : str, default "text"
+
+    Returns
+    -------
+    SentenceEvents
+        ``text`` as given; ``event_probability`` the largest of the sentences'
+        (None when no sentence has one, e.g. for empty or blank text).
+    """
+    return extract_text_sentences(text, model=model, min_trigger_prob=min_trigger_prob, record_id=record_id)[0]
+
+
+def extract_text_sentences(
+    text: str,
+    *,
+    model: Any = "auto",
+    min_trigger_prob: float = 0.0,
+    record_id: str = "text",
+    split: bool = True,
+    sentence_prefix: str | None = None,
+) -> tuple[SentenceEvents, list[tuple[int, int, SentenceEvents]]]:
+    """:func:`extract_text`, with the per-sentence records it was built from.
+
+    ``split=False`` passes ``text`` to the model whole, as one record (the
+    JSON-lines rule). Sentence records are ids ``{sentence_prefix}{k}`` (default
+    ``{record_id}_``), k from 1. Returns ``(whole, [(start, end, sentence record), ...])``:
+    ``whole`` has offsets into ``text``; each sentence record offsets into its
+    sentence, which is ``text[start:end]``.
+    """
+    pieces = sentence_pieces(text) if split else [(0, len(text), text)]
+    prefix = f"{record_id}_" if sentence_prefix is None else sentence_prefix
+    items = extract_records(
+        [(f"{prefix}{k}", t) for k, (_, _, t) in enumerate(pieces, start=1)],
+        model=model,
+        min_trigger_prob=min_trigger_prob,
+    )
+    events = [shift_event(ev, start, text) for (start, _, _), item in zip(pieces, items) for ev in item.events]
+    probs = [i.event_probability for i in items if i.event_probability is not None]
+    whole = SentenceEvents(
+        id=record_id,
+        text=text,
+        events=tuple(events),
+        model=items[0].model if items else None,
+        event_probability=max(probs) if probs else None,
+    )
+    return whole, [(start, end, item) for (start, end, _), item in zip(pieces, items)]
 
 
 def extract_record(

@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import typer
 
+from clinex.rob.evidence import AUTO_KIND as _AUTO_KIND  # light: models import lazily
+from clinex.rob.evidence import model_names as _evidence_names
+
+_EVIDENCE_CHOICES = ", ".join(_evidence_names())  # help texts: the registry's names
+
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_show_locals=False)
 
 # Commands are added below, one function per verb.
@@ -21,7 +26,7 @@ def assess_cmd(
     output: str = typer.Option(..., "--output", "-o", help="Output folder (created with the first file written)."),
     model: str = typer.Option(
         "auto", "--model", "-m",
-        help="Evidence model: auto (= rules), rules, cues, sentence, or a model file (see 'clinex rob train').",
+        help=f"Evidence model: {_EVIDENCE_CHOICES} (auto = {_AUTO_KIND}), or a model file (see 'clinex rob train').",
     ),
     multiple_some_concerns_high: int = typer.Option(
         None, "--multiple-some-concerns-high", min=2,

@@ -21,7 +21,6 @@ the robvis conventions (McGuinness & Higgins, Res Synth Methods 2021;12:55-61).
 from __future__ import annotations
 
 import html
-import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -51,17 +50,9 @@ _RESPONSE_WORDS = {
 
 def _write_text(path: Path, text: str) -> Path:
     """Write atomically (temporary file in the same folder, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
+    from clinex.io.atomic import write_atomic
+
+    return write_atomic(path, text, force=True)
 
 
 def write_json(assessment: TrialAssessment, path: str | Path) -> Path:

@@ -4,10 +4,13 @@ Endpoints (JSON in, JSON out; the OpenAPI schema is at ``/openapi.json``):
 
 - ``GET /`` — the single-page UI (``static/index.html``).
 - ``GET /api/health`` — ``{"status": "ok", "version": ...}``.
-- ``POST /api/pv/extract`` — body ``{"text": str, "model": "auto"|"crf"|"transformer"}``;
-  returns ``{"model", "sentences"}``: ``model`` is the loaded model's versioned id
-  (``clinex.pv.crf.v1``, ``clinex.pv.transformer.v1``; see :func:`clinex.pv.models.model_id`),
-  ``sentences`` the sentences found in the text, each as ``{"start", "end", "record"}``:
+- ``POST /api/pv/extract`` — body ``{"text": str, "model": "auto"|"crf"|"transformer",
+  "unit": "text"|"record"}``; returns ``{"model", "record", "sentences"}``: ``model`` is the
+  loaded model's versioned id (``clinex.pv.crf.v1``, ``clinex.pv.transformer.v1``; see
+  :func:`clinex.pv.models.model_id`), ``record`` the whole posted text in the PHEE JSON
+  schema with offsets into the posted text (the events of :func:`clinex.pv.extract`;
+  ``unit="record"`` passes the text to the model whole, never split, as a JSON line of
+  ``clinex pv extract -i x.jsonl`` or ``clinex batch pv``), ``sentences`` the sentences found in the text, each as ``{"start", "end", "record"}``:
   the sentence's character offsets in the posted text and its events in the PHEE
   JSON schema (offsets into the sentence, so add ``start`` for the posted text).
   Empty or blank text gives one record with that text and no events, as
@@ -16,7 +19,7 @@ Endpoints (JSON in, JSON out; the OpenAPI schema is at ``/openapi.json``):
   patient file; returns ``{criterion: {"label", "score", "evidence": [...]}}``, each
   evidence item flat as :func:`clinex.cohort.screen.evidence_record` (the layout of
   ``clinex cohort screen -o x.json`` and ``clinex batch cohort``).
-- ``POST /api/rob/assess?filename=NAME.pdf[&model=auto|cues|sentence]`` — body: the
+- ``POST /api/rob/assess?filename=NAME.pdf[&model=auto|rules|cues|sentence]`` — body: the
   bytes of one trial (PDF, text, JATS XML); returns the
   :class:`~clinex.rob.types.TrialAssessment` (``source`` = the uploaded file name).
 
@@ -58,7 +61,7 @@ import time
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.to_thread
@@ -93,6 +96,7 @@ class PVRequest(BaseModel):
 
     text: str = Field(max_length=1_000_000)
     model: str = "auto"
+    unit: Literal["text", "record"] = "text"
 
 
 # ----------------------------------------------------------------------------- errors
@@ -324,14 +328,21 @@ def _renamed(exc: ClinexError, folder: Path, display: str) -> ClinexError:
     return exc
 
 
-PV_MODELS = ("auto", "crf", "transformer")
-ROB_MODELS = ("auto", "cues", "sentence")
+def _check_pv_model(name: str) -> None:
+    """Only the registry's model names (:data:`clinex.pv.models.REGISTRY`): a web client
+    must not probe server paths."""
+    from clinex.pv.models import model_names, unknown_model_message
+
+    if name not in model_names():
+        raise SchemaError(unknown_model_message(name, folders=False), field="model")
 
 
-def _check_model(name: str, allowed: tuple[str, ...], field: str) -> None:
-    """Only installed models by name: a web client must not probe server paths."""
-    if name not in allowed:
-        raise SchemaError(f"unknown model {name!r}; valid: {', '.join(allowed)}", field=field)
+def _check_rob_model(name: str) -> None:
+    """Only the registry's evidence model names (:data:`clinex.rob.evidence.REGISTRY`)."""
+    from clinex.rob.evidence import model_names, unknown_model_message
+
+    if name not in model_names():
+        raise SchemaError(unknown_model_message(name, files=False), field="model")
 
 
 # ----------------------------------------------------------------------------- task work (worker threads)
@@ -341,20 +352,21 @@ _PV_LOCK = threading.Lock()  # one loaded model per kind, shared: the CRF tagger
 # fast tokenizers are not thread-safe, so pv work runs one request at a time
 
 
-def _pv_work(text: str, model_name: str) -> dict[str, Any]:
+def _pv_work(text: str, model_name: str, unit: str = "text") -> dict[str, Any]:
+    """``record``: the whole text, offsets into the text given (the same
+    :func:`clinex.pv.pipeline.extract_text` as :func:`clinex.pv.extract`, or with
+    ``unit="record"`` the record path of ``clinex pv extract -i x.jsonl``);
+    ``sentences``: the same events per sentence (for the page), offsets into that
+    sentence, which starts at ``start`` in the text."""
     from clinex.pv.formats.phee_json import to_phee_dict
     from clinex.pv.models import load_model, model_id
-    from clinex.pv.pipeline import extract_records, sentence_pieces
+    from clinex.pv.pipeline import extract_text_sentences
 
-    pieces = sentence_pieces(text)
     with _PV_LOCK:
         model = load_model(model_name)
-        items = extract_records([(f"s{i}", t) for i, (_, _, t) in enumerate(pieces, start=1)], model=model)
-    out = [
-        {"start": start, "end": end, "record": to_phee_dict(item)}
-        for (start, end, _), item in zip(pieces, items)
-    ]
-    return {"model": model_id(model), "sentences": out}
+        whole, sentences = extract_text_sentences(text, model=model, sentence_prefix="s", split=unit == "text")
+    out = [{"start": start, "end": end, "record": to_phee_dict(item)} for start, end, item in sentences]
+    return {"model": model_id(model), "record": to_phee_dict(whole), "sentences": out}
 
 
 def _cohort_work(path: Path) -> dict[str, Any]:
@@ -471,8 +483,8 @@ def create_app(
 
     @app.post("/api/pv/extract", response_model=dict[str, Any])
     async def pv_extract(req: PVRequest) -> Response:
-        _check_model(req.model, PV_MODELS, "model")
-        return await pool.run(_pv_work, req.text, req.model)
+        _check_pv_model(req.model)
+        return await pool.run(_pv_work, req.text, req.model, req.unit)
 
     async def _with_upload(request: Request, filename: str, work: Callable[..., dict[str, Any]],
                            *args: Any) -> Response:
@@ -494,7 +506,7 @@ def create_app(
     async def rob_assess(
         request: Request, filename: str = Query(...), model: str = Query("auto")
     ) -> Response:
-        _check_model(model, ROB_MODELS, "model")
+        _check_rob_model(model)
         display = _display_name(filename)
         return await _with_upload(request, filename, _rob_work, model, display)
 

@@ -47,7 +47,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Literal
@@ -60,7 +59,7 @@ from clinex.cohort.criteria_names import canonical_order
 from clinex.cohort.formats.records import SEPARATOR, parse_record_date, split_records
 from clinex.cohort.types import MET, NOT_MET, Decision, Patient
 from clinex.errors import ClinexError, EncodingError, FormatError, InputError, SchemaError
-from clinex.io.modes import default_file_mode
+from clinex.io.textfile import check_nul, utf8_error
 
 __all__ = [
     "read_patient",
@@ -249,17 +248,13 @@ def read_patient(path: str | Path, *, max_bytes: int = MAX_BYTES) -> Patient:
         raise InputError("no such file", path=path) from None
     except OSError as exc:
         raise InputError(f"cannot read file ({exc.strerror})", path=path) from None
-    if b"\x00" in data:
-        raise EncodingError("binary file (NUL bytes), not XML text", path=path)
+    check_nul(data, path=path, expected="XML text")
     try:
         source: str | bytes = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         decl = _ENCODING_DECL.match(data)
         if decl is None or decl.group(1).lower().replace(b"_", b"-") in (b"utf-8", b"utf8"):
-            line = data.count(b"\n", 0, exc.start) + 1
-            raise EncodingError(
-                f"not valid UTF-8 (byte offset {exc.start})", path=path, line=line
-            ) from None
+            raise utf8_error(data, exc, path=path) from None
         source = data  # another declared encoding: the XML parser decodes it
     if isinstance(source, str) and source.startswith("\ufeff"):
         source = source[1:]
@@ -452,14 +447,6 @@ def write_patient(
     if patient.source is not None and _same_file(path, Path(patient.source)):
         raise InputError("refusing to overwrite the input file; choose another output", path=path)
     xml = patient_to_xml(patient, decisions)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(xml)
-        os.chmod(tmp, default_file_mode())  # mkstemp makes 0600; an output file gets the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    from clinex.io.atomic import write_atomic
+
+    return write_atomic(path, xml, force=True, newline="")

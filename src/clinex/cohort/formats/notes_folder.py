@@ -29,7 +29,8 @@ from pathlib import Path
 
 from clinex.cohort.formats.records import SEPARATOR, parse_record_date, split_records
 from clinex.cohort.types import Patient
-from clinex.errors import EncodingError, FormatError, InputError
+from clinex.errors import FormatError, InputError
+from clinex.io.textfile import decode_text
 
 __all__ = ["read_notes_folder"]
 
@@ -85,13 +86,7 @@ def read_notes_folder(folder: str | Path, *, patient_id: str | None = None) -> P
             data = f.read_bytes()
         except OSError as exc:
             raise InputError(f"cannot read file ({exc.strerror})", path=f) from None
-        if b"\x00" in data:
-            raise EncodingError("binary file (NUL bytes), not a text note", path=f)
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            line = data.count(b"\n", 0, exc.start) + 1
-            raise EncodingError(f"not valid UTF-8 (byte offset {exc.start})", path=f, line=line) from None
+        text = decode_text(data, path=f, expected="a UTF-8 text note")
         text = text.replace("\r\n", "\n").replace("\r", "\n")
         date, has_header = _note_date(text, f.name)
         if date is not None and not has_header and text.strip():

@@ -42,9 +42,7 @@ EMNLP 2022; data format of the released corpus (github.com/ZhaoyueSun/PHEE, data
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -52,12 +50,10 @@ from typing import Any, Literal
 from clinex.errors import (
     ClinexError,
     FormatError,
-    InputError,
     OffsetError,
     SchemaError,
     report_to_stderr,
 )
-from clinex.io.modes import default_file_mode
 from clinex.io.textfile import iter_json_lines, require_file
 from clinex.pv.schema import (
     ATTRIBUTES,
@@ -595,29 +591,15 @@ def write_phee_json(
     The file gets the permissions of a normally created file (``0o666`` less the
     process umask), not the ``0o600`` of the temporary file.
     """
-    p = Path(path)
-    if p.is_dir():
-        raise InputError("is a folder, expected a file path", path=p)
-    if p.exists() and not overwrite:
-        raise InputError("file exists; refusing to overwrite it (use --force to replace it)", path=p)
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    except OSError as exc:
-        raise InputError(f"cannot write the output file ({exc.strerror or exc})", path=p) from None
+    from clinex.io.atomic import write_atomic
+
     n = 0
-    try:
-        os.fchmod(fd, default_file_mode())
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            for item in items:
-                fh.write(dumps_phee(item))
-                fh.write("\n")
-                n += 1
-        os.replace(tmp, p)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise InputError(f"cannot write the output file ({exc.strerror or exc})", path=p) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    def lines() -> Iterator[str]:
+        nonlocal n
+        for item in items:
+            yield dumps_phee(item) + "\n"
+            n += 1
+
+    write_atomic(path, lines(), force=overwrite)
     return n

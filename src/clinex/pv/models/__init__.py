@@ -27,6 +27,7 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -34,16 +35,84 @@ from typing import Any, Protocol, runtime_checkable
 from clinex.errors import ModelError
 from clinex.pv.types import Event, SentenceEvents
 
-__all__ = ["PVModel", "KINDS", "NAMES", "clear_cache", "load_model", "model_id", "train", "shipped_model_dir"]
+__all__ = [
+    "PVModel", "ModelKind", "REGISTRY", "AUTO", "model_names", "check_model_name", "unknown_model_message",
+    "clear_cache", "load_model", "model_id", "train", "shipped_model_dir",
+]
 
-KINDS = {
-    "crf": ("clinex.pv.models.crf", "CRFModel", "train_crf"),
-    "transformer": ("clinex.pv.models.transformer", "TransformerExtractor", "train_transformer"),
+
+@dataclass(frozen=True)
+class ModelKind:
+    """One PHEE model kind: what ``--model NAME``, the web API and ``clinex batch pv`` accept.
+
+    Attributes
+    ----------
+    name : str
+        The kind's name (``crf``), also ``model.json``'s ``kind``.
+    module : str
+        Module holding the model class and training function (imported lazily).
+    model_class, trainer : str
+        Names of the model class (with ``load(path)``) and training function in ``module``.
+    version : str
+        Versioned id of the kind's shipped model (``clinex.pv.crf.v1``), the id
+        :func:`model_id` gives it.
+    description : str
+        One line for help texts.
+    shipped : str or None
+        Folder under ``clinex/resources/models`` holding the shipped model, if any.
+    """
+
+    name: str
+    module: str
+    model_class: str
+    trainer: str
+    version: str
+    description: str
+    shipped: str | None = None
+
+    def loader(self) -> Any:
+        """The kind's model class (its ``load(path)`` reads a model folder)."""
+        return _import(self.name, 1)
+
+
+REGISTRY: dict[str, ModelKind] = {
+    "crf": ModelKind(
+        "crf", "clinex.pv.models.crf", "CRFModel", "train_crf", "clinex.pv.crf.v1",
+        "two linear-chain CRFs over word tokens (python-crfsuite)", shipped="pv_crf",
+    ),
+    "transformer": ModelKind(
+        "transformer", "clinex.pv.models.transformer", "TransformerExtractor", "train_transformer",
+        "clinex.pv.transformer.v1", "fine-tuned encoder tagger (needs clinex[neural])", shipped="pv_transformer",
+    ),
 }
-"""kind -> (module, model class, training function); modules import lazily."""
+"""The one list of PHEE model kinds: kind name -> :class:`ModelKind`. Adding a kind here
+makes the CLI, the web API and ``clinex batch pv`` accept it."""
 
-NAMES = ("auto", "crf", "transformer")
-_SHIPPED = {"crf": "pv_crf", "transformer": "pv_transformer"}
+AUTO = "auto"
+"""The name that picks the first kind in :data:`REGISTRY` order of preference whose
+shipped model and libraries are installed (transformer, then CRF)."""
+
+_AUTO_ORDER = ("transformer", "crf")
+
+
+def model_names() -> tuple[str, ...]:
+    """Every model name accepted besides a folder: ``auto`` and the registry's kinds."""
+    return (AUTO, *REGISTRY)
+
+
+def unknown_model_message(name: str, *, folders: bool = True) -> str:
+    """The one message for a model name no surface knows (CLI, web, batch, Python API)."""
+    tail = " and not a folder" if folders else ""
+    return f"unknown model {name!r}: not one of {', '.join(model_names())}{tail}"
+
+
+def check_model_name(name: str) -> str:
+    """Return ``name`` if it is a registered name (no folders), else raise ModelError."""
+    if name not in model_names():
+        raise ModelError(unknown_model_message(name, folders=False))
+    return name
+
+
 _CACHE: dict[str, "PVModel"] = {}
 
 
@@ -105,7 +174,7 @@ def _fingerprint(model: Any) -> str:
     folder = getattr(model, "folder_", None)
     if folder is None:
         return ""
-    shipped = {d.resolve() for d in map(shipped_model_dir, _SHIPPED) if d is not None}
+    shipped = {d.resolve() for d in map(shipped_model_dir, REGISTRY) if d is not None}
     if Path(folder).resolve() in shipped:
         return ""
     try:
@@ -123,7 +192,8 @@ def clear_cache() -> None:
 
 def shipped_model_dir(kind: str) -> Path | None:
     """Folder of the model of ``kind`` shipped inside the package, or None."""
-    sub = _SHIPPED.get(kind)
+    entry = REGISTRY.get(kind)
+    sub = entry.shipped if entry is not None else None
     if sub is None:
         return None
     root = resources.files("clinex.resources") / "models" / sub
@@ -132,9 +202,11 @@ def shipped_model_dir(kind: str) -> Path | None:
 
 
 def _import(kind: str, attr_index: int) -> Any:
-    if kind not in KINDS:
-        raise ModelError(f"unknown model kind {kind!r}; available: {', '.join(KINDS)}")
-    module_name = KINDS[kind][0]
+    if kind not in REGISTRY:
+        raise ModelError(f"unknown model kind {kind!r}; available: {', '.join(REGISTRY)}")
+    entry = REGISTRY[kind]
+    module_name = entry.module
+    attr = entry.model_class if attr_index == 1 else entry.trainer
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -143,9 +215,9 @@ def _import(kind: str, attr_index: int) -> Any:
             f"(for the transformer: pip install 'clinex[neural]')"
         ) from None
     try:
-        return getattr(module, KINDS[kind][attr_index])
+        return getattr(module, attr)
     except AttributeError:
-        raise ModelError(f"{module_name} has no {KINDS[kind][attr_index]}") from None
+        raise ModelError(f"{module_name} has no {attr}") from None
 
 
 def _load_dir(folder: Path) -> PVModel:
@@ -156,11 +228,11 @@ def _load_dir(folder: Path) -> PVModel:
         kind = json.loads(meta_path.read_text(encoding="utf-8")).get("kind")
     except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
         raise ModelError("model.json is not a JSON object", path=meta_path) from None
-    if kind not in KINDS:
+    if kind not in REGISTRY:
         raise ModelError(
-            f"unknown model kind {kind!r}; available: {', '.join(KINDS)}", path=meta_path, field="kind"
+            f"unknown model kind {kind!r}; available: {', '.join(REGISTRY)}", path=meta_path, field="kind"
         )
-    cls = _import(kind, 1)
+    cls = REGISTRY[kind].loader()
     model = cls.load(folder)
     model.folder_ = folder
     return model
@@ -187,14 +259,10 @@ def load_model(name_or_path: str | Path = "auto") -> PVModel:
         installed, or the folder does not hold a model.
     """
     key = str(name_or_path)
-    if key == "auto" and shipped_model_dir("transformer") is not None:
-        try:
-            _import("transformer", 1)
-        except ModelError:  # the neural extra is not installed: use the CRF
-            key = "crf"
-    if key in ("auto", "crf", "transformer"):
-        kinds = ["transformer", "crf"] if key == "auto" else [key]
-        folder = next((d for d in map(shipped_model_dir, kinds) if d is not None), None)
+    if key == AUTO:
+        key = _resolve_auto()
+    if key in REGISTRY:
+        folder = shipped_model_dir(key)
         if folder is None:
             raise ModelError(
                 f"no shipped {key!r} model in clinex/resources/models; train one with "
@@ -203,13 +271,25 @@ def load_model(name_or_path: str | Path = "auto") -> PVModel:
     else:
         folder = Path(key)
         if not folder.is_dir():
-            raise ModelError(
-                f"unknown model {key!r}: not one of {', '.join(NAMES)} and not a folder"
-            )
+            raise ModelError(unknown_model_message(key))
     cache_key = str(folder.resolve())
     if cache_key not in _CACHE:
         _CACHE[cache_key] = _load_dir(folder)
     return _CACHE[cache_key]
+
+
+def _resolve_auto() -> str:
+    """The kind ``auto`` names: the first of transformer, CRF (then any other registered
+    kind) whose shipped model is there and whose libraries import."""
+    order = [k for k in _AUTO_ORDER if k in REGISTRY] + [k for k in REGISTRY if k not in _AUTO_ORDER]
+    with_model = [k for k in order if shipped_model_dir(k) is not None]
+    for kind in with_model[:-1]:
+        try:
+            REGISTRY[kind].loader()
+        except ModelError:  # e.g. the neural extra is not installed: try the next kind
+            continue
+        return kind
+    return with_model[-1] if with_model else (order[-1] if order else AUTO)
 
 
 def train(
@@ -226,7 +306,8 @@ def train(
 
     Parameters
     ----------
-    kind : {"crf", "transformer"}
+    kind : str
+        A key of :data:`REGISTRY`.
     train, dev : sequence of SentenceEvents
         Training and development sentences with gold events.
     out : str or Path

@@ -1,6 +1,6 @@
 """Evidence extraction per RoB 2 signalling question (SQ).
 
-Two models share one interface (:class:`EvidenceModel`): ``predict(document)``
+The models share one interface (:class:`EvidenceModel`): ``predict(document)``
 returns an :class:`~clinex.rob.types.SQAnswer` for each of the 22 SQs (evidence
 spans with page and character offsets, response Y/PY/PN/N/NI, judgement
 Good/Bad, confidence), ``save(path)`` and ``load(path)``.
@@ -13,11 +13,13 @@ Good/Bad, confidence), ``save(path)`` and ``load(path)``.
   (``clinex rob train``); no trained model ships (the only annotated corpus at
   hand has no licence).
 
-:func:`load_evidence_model` picks one by name or path.
+:data:`REGISTRY` lists the names; :func:`load_evidence_model` picks one by name or path.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -25,10 +27,83 @@ from clinex.errors import ModelError
 from clinex.rob.types import SQAnswer
 from clinex.text import Document
 
-__all__ = ["EvidenceModel", "load_evidence_model", "default_model_path", "MODEL_NAMES"]
+__all__ = [
+    "EvidenceModel", "EvidenceKind", "REGISTRY", "AUTO", "load_evidence_model", "default_model_path",
+    "model_names", "unknown_model_message",
+]
 
-#: Names :func:`load_evidence_model` accepts besides a path.
-MODEL_NAMES = ("rules", "cues", "sentence", "auto")
+
+@dataclass(frozen=True)
+class EvidenceKind:
+    """One evidence model kind by name: what ``--model NAME``, the web API and batch accept.
+
+    Attributes
+    ----------
+    name : str
+        The name (``cues``), also the model's ``kind``.
+    loader : callable
+        ``loader() -> EvidenceModel``: the named model (packaged, or trained at
+        :func:`default_model_path`); imports its module lazily.
+    version : str
+        Versioned id of the model the name loads (its ``name``: provenance of the evidence).
+    description : str
+        One line for help texts.
+    """
+
+    name: str
+    loader: Callable[[], "EvidenceModel"]
+    version: str
+    description: str
+
+
+def _load_rules() -> "EvidenceModel":
+    from clinex.rob.evidence.reasoning import RulesEvidenceModel
+
+    return RulesEvidenceModel()
+
+
+def _load_cues() -> "EvidenceModel":
+    from clinex.rob.evidence.cues import CueEvidenceModel
+
+    return CueEvidenceModel()
+
+
+def _load_sentence() -> "EvidenceModel":
+    path = default_model_path()
+    if path.is_file():
+        from clinex.rob.evidence.sentence_model import SentenceEvidenceModel
+
+        return SentenceEvidenceModel.load(path)
+    raise ModelError(
+        "no trained sentence model; run `clinex rob train CORPUS` first or pass a model path",
+        path=path,
+    )
+
+
+REGISTRY: dict[str, EvidenceKind] = {
+    "rules": EvidenceKind("rules", _load_rules, "clinex.rob.rules.v1",
+                          "named rules over sentences, findings and participant flow (the default)"),
+    "cues": EvidenceKind("cues", _load_cues, "clinex.rob.cues.v1", "the packaged cue lexicon"),
+    "sentence": EvidenceKind("sentence", _load_sentence, "clinex.rob.sentence.v1",
+                             "TF-IDF + logistic regression per SQ, trained by 'clinex rob train'"),
+}
+"""The one list of evidence model names: name -> :class:`EvidenceKind`. Adding a kind here
+makes the CLI, the web API and ``clinex batch rob`` accept it."""
+
+AUTO = "auto"
+"""The default name; it loads :data:`AUTO_KIND`."""
+AUTO_KIND = "rules"
+
+
+def model_names() -> tuple[str, ...]:
+    """Every name :func:`load_evidence_model` accepts besides a path: the registry's and ``auto``."""
+    return (*REGISTRY, AUTO)
+
+
+def unknown_model_message(name: str, *, files: bool = True) -> str:
+    """The one message for an evidence model name no surface knows (CLI, web, batch, API)."""
+    tail = " and not an existing file" if files else ""
+    return f"unknown evidence model {name!r}: not one of {', '.join(model_names())}{tail}"
 
 
 @runtime_checkable
@@ -71,9 +146,10 @@ def load_evidence_model(name: str | Path = "auto") -> EvidenceModel:
     Parameters
     ----------
     name : str or Path
-        ``"cues"``: the packaged cue lexicon. ``"sentence"``: the sentence model
-        trained by ``clinex rob train`` at :func:`default_model_path`. ``"auto"``:
-        that sentence model if it exists, else the cue model. Otherwise a path:
+        A name of :data:`REGISTRY` -- ``"rules"`` (the default rules model),
+        ``"cues"`` (the packaged cue lexicon), ``"sentence"`` (the sentence model
+        trained by ``clinex rob train`` at :func:`default_model_path`) -- or
+        ``"auto"`` (= ``"rules"``). Otherwise a path:
         a ``.yaml``/``.yml``/``.json`` cue lexicon or model, or a sentence model
         file written by :meth:`SentenceEvidenceModel.save`.
 
@@ -94,31 +170,16 @@ def load_evidence_model(name: str | Path = "auto") -> EvidenceModel:
     >>> load_evidence_model("cues").kind
     'cues'
     """
-    from clinex.rob.evidence.cues import CueEvidenceModel
-
     key = str(name)
-    if key in ("rules", "auto"):
-        from clinex.rob.evidence.reasoning import RulesEvidenceModel
-
-        return RulesEvidenceModel()
-    if key == "cues":
-        return CueEvidenceModel()
-    if key == "sentence":
-        path = default_model_path()
-        if path.is_file():
-            from clinex.rob.evidence.sentence_model import SentenceEvidenceModel
-
-            return SentenceEvidenceModel.load(path)
-        raise ModelError(
-            "no trained sentence model; run `clinex rob train CORPUS` first or pass a model path",
-            path=path,
-        )
+    if key == AUTO:
+        key = AUTO_KIND
+    if key in REGISTRY:
+        return REGISTRY[key].loader()
     path = Path(key)
     if not path.is_file():
-        raise ModelError(
-            f"unknown evidence model {key!r}: not one of {', '.join(MODEL_NAMES)} "
-            "and not an existing file"
-        )
+        raise ModelError(unknown_model_message(key))
+    from clinex.rob.evidence.cues import CueEvidenceModel
+
     if path.suffix.lower() in (".yaml", ".yml", ".json"):
         return CueEvidenceModel.load(path)
     from clinex.rob.evidence.sentence_model import SentenceEvidenceModel
