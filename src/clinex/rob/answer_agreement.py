@@ -463,19 +463,26 @@ def load_answer_keys(folder: str | Path, *, warnings: list[str] | None = None) -
     files = sorted(src.glob("*.key.yaml"))
     if not files:
         raise InputError("no *.key.yaml answer keys", path=src)
-    out: dict[str, GoldDocument] = {}
+    return _read_each(files, read_answer_key, lambda g: g.doc_id, "field 'id'", "key", problems)
+
+
+
+def _read_each(files: list[Path], read: Any, key: Any, what: str, kind: str, problems: list[str]) -> dict[str, Any]:
+    """Read every file with ``read``; a file that fails, or whose ``key`` was already read,
+    is reported in ``problems`` (naming the file) and skipped, never dropped silently."""
+    out: dict[str, Any] = {}
     for f in files:
         try:
-            g = read_answer_key(f)
+            item = read(f)
         except ClinexError as exc:
             problems.append(f"{exc}; skipped")
             continue
-        if g.doc_id in out:
-            problems.append(f"{f}: field 'id': {g.doc_id!r} already read from another key; skipped")
+        k = key(item)
+        if k in out:
+            problems.append(f"{f}: {what} {k!r} already read from another {kind}; skipped")
             continue
-        out[g.doc_id] = g
+        out[k] = item
     return out
-
 
 def _tagtog_responses(ann: Path, document: Document) -> dict[str, str]:
     """SQ -> response of one tagtog document: most frequent label, ties -> first in text order."""
@@ -590,18 +597,7 @@ def load_predictions(folder: str | Path, *, warnings: list[str] | None = None) -
     files = [src] if src.is_file() else sorted(src.glob("*.rob.json"))
     if not files:
         raise InputError("no *.rob.json assessments (clinex rob assess output)", path=src)
-    out: dict[str, TrialAssessment] = {}
-    for f in files:
-        try:
-            ta = read_json(f)
-        except ClinexError as exc:
-            problems.append(f"{exc}; skipped")
-            continue
-        if ta.document_id in out:
-            problems.append(f"{f}: document {ta.document_id!r} already read from another file; skipped")
-            continue
-        out[ta.document_id] = ta
-    return out
+    return _read_each(files, read_json, lambda ta: ta.document_id, "document", "file", problems)
 
 
 def assess_gold(

@@ -298,33 +298,56 @@ class CueEvidenceModel:
         """
         if segments is None:
             segments = segment_document(document, max_chars=self.max_chars)
-        from clinex.rob.evidence.assertion import default_scope
-
-        scope = default_scope()
         out: list[CueHit] = []
         for start, end in segments:
-            seg = document.text[start:end]
-            norm, offsets = normalise_with_offsets(seg)
-            found: list[tuple[str, CueRule, tuple[int, int]]] = []
-            for sq, compiled in self._compiled.items():
-                for pattern, rule in compiled:
-                    m = pattern.search(norm)
-                    if m:
-                        a = offsets[m.start()] if m.start() < len(offsets) else 0
-                        b = offsets[m.end() - 1] + 1 if 0 < m.end() <= len(offsets) else len(seg)
-                        found.append((sq, rule, (a, max(b, a + 1))))
-            if not found:
-                continue
-            # assertion scope of every cue (ConText): a negated cue ("Outcome assessors
-            # were not blinded" for the cue "assessors ... blinded") is dropped, a hedged one
-            # weakened to PY/PN
-            for (sq, rule, _), asserted in zip(found, scope.check(seg, [f[2] for f in found])):
-                if asserted.negated:
+            out.extend(CueHit(sq, start, end, rule) for sq, rule in self.asserted_matches(document.text[start:end]))
+        return out
+
+    def asserted_matches(self, text: str, *, best_per_sq: bool = False) -> list[tuple[str, CueRule]]:
+        """The cues matching one segment, after their assertion scope.
+
+        Every match is checked with ConText (:mod:`clinex.rob.evidence.assertion`): a
+        negated cue ("Outcome assessors were not blinded" for "assessors ... blinded") is
+        dropped, a hedged one is weakened to PY / PN with 0.8 × its weight.
+
+        Parameters
+        ----------
+        text : str
+            One segment.
+        best_per_sq : bool, default False
+            Keep only the highest-weight matching cue of each SQ (before assertion).
+
+        Returns
+        -------
+        list of (str, CueRule)
+            (SQ id, rule as asserted), in lexicon order.
+        """
+        from clinex.rob.evidence.assertion import default_scope
+
+        norm, offsets = normalise_with_offsets(text)
+        found: list[tuple[str, CueRule, tuple[int, int]]] = []
+        for sq, compiled in self._compiled.items():
+            for pattern, rule in compiled:
+                m = pattern.search(norm)
+                if not m:
                     continue
-                if asserted.hedged and rule.response in ("Y", "N"):
-                    rule = rule.model_copy(update={"response": {"Y": "PY", "N": "PN"}[rule.response],
-                                                   "weight": rule.weight * 0.8})
-                out.append(CueHit(sq, start, end, rule))
+                a = offsets[m.start()] if m.start() < len(offsets) else 0
+                b = offsets[m.end() - 1] + 1 if 0 < m.end() <= len(offsets) else len(text)
+                if best_per_sq and found and found[-1][0] == sq:
+                    if rule.weight > found[-1][1].weight:
+                        found[-1] = (sq, rule, (a, max(b, a + 1)))
+                    continue
+                found.append((sq, rule, (a, max(b, a + 1))))
+        if not found:
+            return []
+        out = []
+        for (sq, rule, _), asserted in zip(found, default_scope().check(text, [f[2] for f in found])):
+            if asserted.negated:
+                continue
+            if asserted.hedged and rule.response in ("Y", "N"):
+                rule = rule.model_copy(update={"response": {"Y": "PY", "N": "PN"}[rule.response],
+                                               "weight": rule.weight * 0.8})
+            out.append((sq, rule))
         return out
 
     def predict(self, document: Document) -> dict[str, SQAnswer]:

@@ -29,12 +29,12 @@ from pathlib import Path
 
 from clinex.errors import InputError, SchemaError
 from clinex.rob.evidence.assertion import default_scope
-from clinex.rob.evidence.cues import CueEvidenceModel, compile_pattern
+from clinex.rob.evidence.cues import CueEvidenceModel
 from clinex.rob.evidence.reasoning.counts import consort_counts, find_counts, flow
 from clinex.rob.evidence.reasoning.facts import Sentence, blinding_statements, load_reasoning_data
 from clinex.rob.evidence.reasoning.rules import Context, Decision, decide
 from clinex.rob.evidence.response import SQ_IDS, answer_from_votes, judgement_of
-from clinex.rob.evidence.segment import normalise_with_offsets, segment_document
+from clinex.rob.evidence.segment import segment_document
 from clinex.rob.schema import fold_response
 from clinex.rob.types import Evidence, SQAnswer
 from clinex.text import Document, Span
@@ -124,8 +124,6 @@ class RulesEvidenceModel:
         self.max_chars = max_chars
         self.data_ = load_reasoning_data()
         self.cues_ = CueEvidenceModel(max_chars=max_chars)
-        self._compiled = {sq: [(compile_pattern(r.pattern), r) for r in rules]
-                          for sq, rules in self.cues_.lexicon_.sqs.items()}
 
     @property
     def name(self) -> str:
@@ -154,34 +152,12 @@ class RulesEvidenceModel:
         return out
 
     def _cue_votes(self, sentences: list[Sentence]) -> dict[str, list[tuple[Sentence, str, float, str]]]:
-        """Cue matches per SQ after assertion: (sentence, response, weight, rule id)."""
-        scope = default_scope()
+        """Cue matches per SQ after assertion: (sentence, response, weight, rule id); the best
+        cue of each SQ per sentence (:meth:`CueEvidenceModel.asserted_matches`)."""
         votes: dict[str, list[tuple[Sentence, str, float, str]]] = {sq: [] for sq in SQ_IDS}
         for s in sentences:
-            norm, offsets = normalise_with_offsets(s.text)
-            hits = []
-            for sq, compiled in self._compiled.items():
-                best = None
-                for pattern, rule in compiled:
-                    m = pattern.search(norm)
-                    if m and (best is None or rule.weight > best[1].weight):
-                        best = (m, rule)
-                if best is not None:
-                    m, rule = best
-                    a = offsets[m.start()] if m.start() < len(offsets) else 0
-                    b = offsets[m.end() - 1] + 1 if m.end() - 1 < len(offsets) else len(s.text)
-                    hits.append((sq, rule, (a, max(b, a + 1))))
-            if not hits:
-                continue
-            asserted = scope.check(s.text, [h[2] for h in hits])
-            for (sq, rule, _), a in zip(hits, asserted):
-                if a.negated:
-                    continue
-                response, weight = rule.response, rule.weight
-                if a.hedged:
-                    response = {"Y": "PY", "N": "PN"}.get(response, response)
-                    weight *= 0.8
-                votes[sq].append((s, response, weight, rule.id))
+            for sq, rule in self.cues_.asserted_matches(s.text, best_per_sq=True):
+                votes[sq].append((s, rule.response, rule.weight, rule.id))
         return votes
 
     # ------------------------------------------------------------------ answering
