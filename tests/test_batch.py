@@ -231,11 +231,18 @@ def test_pv_batch_auto_records_the_resolved_model(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "auto" / "manifest.json").read_text())["model"] == expected
 
 
-def test_batch_model_option_is_pv_only_and_bad_model_is_clx006(cli, tmp_path: Path) -> None:
+def test_batch_model_is_checked_against_each_tasks_registry(cli, tmp_path: Path) -> None:
     folder = _trials(tmp_path)
     res = cli("batch", "rob", folder, "--output", tmp_path / "o", "--model", "crf")
     assert res.code == 2
-    assert res.stderr == "[CLX001] field 'model': --model is for the pv task, not 'rob'\n"
+    assert res.stderr == (
+        "[CLX006] unknown evidence model 'crf': not one of rules, cues, sentence, auto and not an existing file\n"
+    )
+    assert not (tmp_path / "o").exists()
+    res = cli("batch", "cohort", folder, "--output", tmp_path / "o1", "--model", "crf")
+    assert res.code == 2
+    assert res.stderr == "[CLX006] unknown cohort model 'crf': not one of rules, auto\n"
+    assert not (tmp_path / "o1").exists()
     src = tmp_path / "r.jsonl"
     src.write_text('{"id": "r1", "text": "Rash."}\n', encoding="utf-8")
     res = cli("batch", "pv", src, "--output", tmp_path / "o2", "--model", "nosuch")

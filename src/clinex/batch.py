@@ -205,6 +205,26 @@ def _pv_resolve_model(spec: str) -> tuple[str, dict[str, str]]:
     return folder, {"model": model_id, "model_folder": folder}
 
 
+def _rob_resolve_model(spec: str) -> tuple[str, dict[str, str]]:
+    """Load the evidence model ``spec`` names (:func:`clinex.rob.evidence.load_evidence_model`);
+    return what workers load (``auto`` resolved, a file made absolute) and the manifest record.
+
+    Raises
+    ------
+    ModelError
+        Unknown name, missing trained model, or a file that is not a model.
+    """
+    from clinex.rob.evidence import AUTO, AUTO_KIND, REGISTRY, load_evidence_model
+
+    loaded = load_evidence_model(spec)
+    if spec == AUTO:
+        spec = AUTO_KIND
+    if spec in REGISTRY:
+        return spec, {"model": loaded.name}
+    folder = str(Path(spec).resolve())
+    return folder, {"model": loaded.name, "model_folder": folder}
+
+
 def _files(path: Path, suffixes: tuple[str, ...]) -> Iterator[Path]:
     if path.is_dir():
         yield from sorted(p for p in path.iterdir() if p.suffix.lower() in suffixes)
@@ -225,7 +245,7 @@ def _cohort_expand(path: Path) -> Iterator[Item | ItemError]:
 
 
 def _cohort_process(
-    items: Sequence[Item], criteria: Sequence[str] = ("n2c2",)
+    items: Sequence[Item], criteria: Sequence[str] = ("n2c2",), model: str = "auto"
 ) -> tuple[list[dict[str, Any]], list[ItemError]]:
     """One row per patient and criterion; ``evidence_json`` holds a list of
     :func:`clinex.cohort.screen.evidence_record` (the layout of ``clinex cohort screen``)."""
@@ -238,7 +258,7 @@ def _cohort_process(
     for it in items:
         try:
             patient = read_notes_folder(it.payload) if Path(it.payload).is_dir() else read_patient(it.payload)
-            decisions = screen(patient, criteria=list(criteria))
+            decisions = screen(patient, criteria=list(criteria), model=model)
         except ClinexError as exc:
             errors.append(ItemError(it.payload, str(exc)))
             continue
@@ -261,13 +281,15 @@ def _rob_expand(path: Path) -> Iterator[Item | ItemError]:
         yield Item(p.name, str(p))
 
 
-def _rob_process(items: Sequence[Item]) -> tuple[list[dict[str, Any]], list[ItemError]]:
+def _rob_process(items: Sequence[Item], model: str = "auto") -> tuple[list[dict[str, Any]], list[ItemError]]:
     from clinex.rob.assess import assess_path
+    from clinex.rob.evidence import load_evidence_model
 
+    evidence_model = _cached(f"rob:{model}", lambda: load_evidence_model(model))
     rows, errors = [], []
     for it in items:
         try:
-            result = assess_path(it.payload)
+            result = assess_path(it.payload, evidence_model)
         except ClinexError as exc:
             errors.append(ItemError(it.payload, str(exc)))
             continue
@@ -442,10 +464,13 @@ def run_batch(
         validated before the run and are part of its fingerprint (files by
         content), so resuming with other criteria is refused.
     model : str or Path, optional
-        pv only: ``auto``, ``crf``, ``transformer`` or a model folder (default
-        ``$CLINEX_PV_MODEL``, else ``auto``). Loaded before the run; its versioned id
-        (and folder) is recorded in ``manifest.json``, and resuming a run whose
-        manifest names another model is refused.
+        The task's model, from its registry: pv ``auto``, ``crf``, ``transformer`` or a
+        model folder (default ``$CLINEX_PV_MODEL``, else ``auto``;
+        :data:`clinex.pv.models.REGISTRY`); rob an evidence model name or file (default
+        ``auto``; :data:`clinex.rob.evidence.REGISTRY`); cohort a name of
+        :data:`clinex.cohort.models.REGISTRY` (default ``auto``). Loaded before the run;
+        its versioned id (and folder) is recorded in ``manifest.json``, and resuming a
+        run whose manifest names another model is refused.
 
     Returns
     -------
@@ -492,10 +517,16 @@ def run_batch(
             crits = []  # the default: same run as without criteria
     options: dict[str, Any] = {"criteria": tuple(crits)} if crits else {}
     model_record: dict[str, str] = {}
-    if model is not None and task != "pv":
-        raise InputError(f"--model is for the pv task, not {task!r}", field="model")
     if task == "pv":
         options["model"], model_record = _pv_resolve_model(str(model or os.environ.get("CLINEX_PV_MODEL", "auto")))
+    elif task == "rob":
+        options["model"], model_record = _rob_resolve_model(str(model or "auto"))
+    elif task == "cohort" and model is not None:
+        from clinex.cohort.models import REGISTRY as COHORT_MODELS
+        from clinex.cohort.models import check_model_name
+
+        kind = check_model_name(str(model))
+        options["model"], model_record = kind, {"model": COHORT_MODELS[kind].version}
     fingerprint = _fingerprint(task, paths, partition_size, crits)
     manifest_path = out / "manifest.json"
     if out.exists() and any(out.iterdir()):

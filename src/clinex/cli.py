@@ -70,7 +70,8 @@ def batch(
     ),
     model: str = typer.Option(
         None, "--model",
-        help=f"pv only: {_PV_MODEL_CHOICES} | a model folder (default auto); in manifest.json.",
+        help=f"The task's model: pv {_PV_MODEL_CHOICES} | a model folder; rob rules | cues | sentence | a file; "
+        "cohort rules (default auto); recorded in manifest.json.",
     ),
 ) -> None:
     """Run TASK over many inputs with Dask; write results.parquet, errors.jsonl, manifest.json.

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import typer
 
+from clinex.cohort.models import model_names as _cohort_model_names
+
+_COHORT_MODELS = _cohort_model_names()
+
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_show_locals=False)
 
 # Commands are added below, one function per verb.
@@ -144,6 +148,9 @@ def screen(
     output: str = typer.Option(
         ..., "--output", "-o", help="Folder (n2c2 XML with TAGS filled) or a .json / .jsonl / .csv file."
     ),
+    model: str = typer.Option(
+        "auto", "--model", "-m", help=f"Cohort model: {' | '.join(_COHORT_MODELS)} (default auto = rules)."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
 ) -> None:
     """Screen patients against the criteria; write decisions with their evidence.
@@ -159,9 +166,11 @@ def screen(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from clinex.cohort.models import check_model_name
     from clinex.cohort.screen import screen_paths
     from clinex.errors import ClinexError, InputError
 
+    check_model_name(model)
     for p in paths:
         if not Path(p).exists():
             raise InputError("no such file or folder", path=p)
@@ -172,14 +181,16 @@ def screen(
     errors: list[ClinexError] = []
     console = Console(stderr=True)
     if quiet or total <= 1:
-        n = screen_paths(paths, output, criteria, errors=errors)
+        n = screen_paths(paths, output, criteria, errors=errors, model=model)
     else:
         with Progress(
             TextColumn("screening"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
             console=console, transient=True,
         ) as bar:
             task = bar.add_task("screen", total=total)
-            n = screen_paths(paths, output, criteria, errors=errors, on_patient=lambda _p: bar.advance(task))
+            n = screen_paths(
+                paths, output, criteria, errors=errors, model=model, on_patient=lambda _p: bar.advance(task)
+            )
     if not quiet:
         console.print(f"screened {n} patient(s), {len(errors)} skipped -> {output}" if n else
                       f"no patient could be screened ({len(errors)} skipped); nothing written")

@@ -194,6 +194,9 @@ class ScreeningEngine:
     'met'
     """
 
+    name = "clinex.cohort.rules.v1"
+    """Versioned id of this model kind (:data:`clinex.cohort.models.REGISTRY` ``rules``)."""
+
     def __init__(
         self,
         criteria: str | Path | Iterable[str | Path] | Sequence[Criterion] = "n2c2",

@@ -41,7 +41,6 @@ from clinex.errors import ClinexError, InputError
 __all__ = [
     "EVIDENCE_FIELDS",
     "screen",
-    "get_engine",
     "screen_paths",
     "evidence_record",
     "decision_record",
@@ -53,31 +52,18 @@ __all__ = [
 #: Keys of :func:`evidence_record`, in order (also the CSV's evidence columns).
 EVIDENCE_FIELDS = ("record_date", "start", "end", "rule", "source", "value", "sentence")
 
-_ENGINES: dict[tuple[str, ...], object] = {}
-
-
-def get_engine(criteria: str | Path | Sequence[str | Path] = "n2c2"):  # type: ignore[no-untyped-def]
-    """The cached, fitted :class:`~clinex.cohort.engine.ScreeningEngine` for ``criteria``.
-
-    Criterion files are keyed by path and modification time, so an edited file is
-    loaded again; the medspaCy pipeline itself is shared when the phrases are equal.
-    """
-    from clinex.cohort.engine import ScreeningEngine
-
-    specs = [criteria] if isinstance(criteria, (str, Path)) else list(criteria)
-    # files are keyed with their modification time: an edited criterion file is reloaded
-    key = tuple(
-        f"{Path(s).resolve()}@{Path(s).stat().st_mtime_ns}" if Path(s).is_file() else str(Path(s).resolve()) if Path(s).exists() else str(s)
-        for s in specs
-    )
-    eng = _ENGINES.get(key)
-    if eng is None:
-        eng = _ENGINES[key] = ScreeningEngine(specs).fit()
-    return eng
-
-
-def screen(patient: Patient, criteria: str | Path | Sequence[str | Path] = "n2c2") -> dict[str, Decision]:
+def screen(
+    patient: Patient,
+    criteria: str | Path | Sequence[str | Path] = "n2c2",
+    *,
+    model: str = "auto",
+    **options: Any,
+) -> dict[str, Decision]:
     """Decide each criterion for one patient.
+
+    This is the one cohort pipeline: ``clinex cohort screen``, the web API and
+    ``clinex batch cohort`` all call it (or :func:`screen_paths`, which uses the same
+    model).
 
     Parameters
     ----------
@@ -85,6 +71,10 @@ def screen(patient: Patient, criteria: str | Path | Sequence[str | Path] = "n2c2
         E.g. from :func:`clinex.cohort.formats.n2c2_xml.read_patient`.
     criteria : str, Path or list of them, default "n2c2"
         The packaged set name, or criterion files / folders of your own.
+    model : str, default "auto"
+        A name of :data:`clinex.cohort.models.REGISTRY` (``rules``) or ``auto``.
+    **options
+        Options of the model kind (see :func:`clinex.cohort.models.get_model`).
 
     Returns
     -------
@@ -99,9 +89,11 @@ def screen(patient: Patient, criteria: str | Path | Sequence[str | Path] = "n2c2
     >>> screen(read_patient("001.xml"))["MI-6MOS"].label       # doctest: +SKIP
     'met'
     """
+    from clinex.cohort.models import get_model
+
     if not isinstance(patient, Patient):
         raise InputError(f"screen() needs a Patient, not {type(patient).__name__}")
-    return get_engine(criteria).screen(patient)
+    return get_model(model, criteria, **options).screen(patient)
 
 
 def evidence_record(e: Evidence) -> dict[str, Any]:
@@ -259,6 +251,8 @@ def screen_paths(
     errors: list[ClinexError] | None = None,
     on_patient: Callable[[Patient], None] | None = None,
     warnings: list[str] | None = None,
+    model: str = "auto",
+    options: dict[str, Any] | None = None,
 ) -> int:
     """Screen every patient under ``paths`` and write the results to ``output``.
 
@@ -278,6 +272,10 @@ def screen_paths(
         Receives the :func:`date_warning` line of each patient with a missing or
         unparsable record date (each is also printed to stderr); such a patient is
         still screened.
+    model : str, default "auto"
+        As in :func:`screen`.
+    options : dict, optional
+        Options of the model kind, as in :func:`screen`.
 
     Returns
     -------
@@ -290,9 +288,10 @@ def screen_paths(
         Bad output path; an output that would overwrite an input file.
     """
     from clinex.cohort.formats.n2c2_xml import read_patients
+    from clinex.cohort.models import get_model
 
     _kind(Path(output))
-    engine = get_engine(criteria)
+    engine = get_model(model, criteria, **(options or {}))
     log: list[ClinexError] = [] if errors is None else errors
     inputs = {str(Path(p).resolve()) for p in paths}
     out_res = str(Path(output).resolve())
