@@ -1,0 +1,58 @@
+"""A real ``clinex`` web server for tests: uvicorn in a child process on a free loopback port."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def live_server(tmp: Path, *, env: dict[str, str] | None = None, timeout_s: float = 60.0) -> Iterator[str]:
+    """Serve ``clinex.web.app:create_app`` until the block ends; yield its base URL.
+
+    Raises
+    ------
+    RuntimeError
+        If the server has not answered ``/api/health`` within ``timeout_s`` seconds.
+    """
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "--factory", "clinex.web.app:create_app",
+         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+        env=dict(os.environ, TMPDIR=str(tmp), **(env or {})),
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                if httpx.get(base + "/api/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"server did not start (exit status {proc.poll()})")
+            time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
