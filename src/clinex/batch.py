@@ -138,7 +138,9 @@ def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
             yield ItemError(str(p), str(exc))
 
 
-def _pv_process(items: Sequence[Item], model: str | None = None) -> tuple[list[dict[str, Any]], list[ItemError]]:
+def _pv_process(
+    items: Sequence[Item], model: str | None = None, batch_size: int = 64
+) -> tuple[list[dict[str, Any]], list[ItemError]]:
     from clinex.pv.formats.phee_json import to_phee_dict
     from clinex.pv.models import load_model
     from clinex.pv.pipeline import extract_records
@@ -146,8 +148,9 @@ def _pv_process(items: Sequence[Item], model: str | None = None) -> tuple[list[d
     spec = model or os.environ.get("CLINEX_PV_MODEL", "auto")
     model = _cached(f"pv:{spec}", lambda: load_model(spec))
     records = [(it.id, it.payload) for it in items]
-    try:
-        results = extract_records(records, model=model)
+    try:  # one batched model call per `batch_size` records, as `clinex pv extract --batch-size`
+        results = [r for b in range(0, len(records), batch_size)
+                   for r in extract_records(records[b : b + batch_size], model=model)]
     except ClinexError:  # isolate the item the model rejects; keep the others
         results = []
         errors: list[ItemError] = []
@@ -439,6 +442,7 @@ def run_batch(
     progress: Callable[[int, int], None] | None = None,
     criteria: Sequence[str | Path] | None = None,
     model: str | Path | None = None,
+    batch_size: int = 64,
 ) -> BatchSummary:
     """Run ``task`` over ``inputs`` and write Parquet results into ``out_dir``.
 
@@ -471,6 +475,8 @@ def run_batch(
         :data:`clinex.cohort.models.REGISTRY` (default ``auto``). Loaded before the run;
         its versioned id (and folder) is recorded in ``manifest.json``, and resuming a
         run whose manifest names another model is refused.
+    batch_size : int, default 64
+        pv only: records per model call within a partition (results do not depend on it).
 
     Returns
     -------
@@ -517,7 +523,10 @@ def run_batch(
             crits = []  # the default: same run as without criteria
     options: dict[str, Any] = {"criteria": tuple(crits)} if crits else {}
     model_record: dict[str, str] = {}
+    if batch_size < 1:
+        raise InputError(f"batch_size must be >= 1; got {batch_size}", field="batch_size")
     if task == "pv":
+        options["batch_size"] = batch_size
         options["model"], model_record = _pv_resolve_model(str(model or os.environ.get("CLINEX_PV_MODEL", "auto")))
     elif task == "rob":
         options["model"], model_record = _rob_resolve_model(str(model or "auto"))

@@ -63,6 +63,7 @@ def batch(
     inputs: list[str] = typer.Argument(..., help="Input files or folders."),
     output: str = typer.Option(..., "--output", "-o", help="Output folder (new, or a run to resume)."),
     partition_size: int = typer.Option(256, help="Items per partition (one part file each)."),
+    batch_size: int = typer.Option(64, "--batch-size", help="pv: records per model call within a partition."),
     workers: int = typer.Option(1, help="Dask worker processes."),
     criteria: list[str] = typer.Option(
         None, "--criteria", "-c",
@@ -79,19 +80,13 @@ def batch(
     Bad items are reported and skipped; exit status 1 when any item failed, 0 otherwise.
     Re-running the same command resumes an interrupted run.
     """
-    from rich.progress import Progress
-
     from clinex.batch import run_batch
+    from clinex.progress import Progress
 
-    with Progress(transient=True) as bar:
-        job = bar.add_task(f"clinex {task}", total=None)
-
-        def _progress(done: int, total: int) -> None:
-            bar.update(job, completed=done, total=total)
-
+    with Progress(f"batch {task}", unit="partitions") as bar:
         summary = run_batch(
-            task, inputs, output, partition_size=partition_size, workers=workers, progress=_progress,
-            criteria=criteria or None, model=model,
+            task, inputs, output, partition_size=partition_size, workers=workers, progress=bar.update,
+            criteria=criteria or None, model=model, batch_size=batch_size,
         )
     for err in summary.errors:
         typer.echo(f"skipped {err.id}: {err.message}", err=True)

@@ -152,6 +152,7 @@ def screen(
         "auto", "--model", "-m", help=f"Cohort model: {' | '.join(_COHORT_MODELS)} (default auto = rules)."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
+    batch_size: int = typer.Option(32, "--batch-size", help="Note pieces per spaCy/medspaCy nlp.pipe call (rules model)."),
 ) -> None:
     """Screen patients against the criteria; write decisions with their evidence.
 
@@ -164,11 +165,11 @@ def screen(
     from pathlib import Path
 
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from clinex.cohort.models import check_model_name
     from clinex.cohort.screen import screen_paths
     from clinex.errors import ClinexError, InputError
+    from clinex.progress import Progress
 
     check_model_name(model)
     for p in paths:
@@ -180,17 +181,10 @@ def screen(
         total += (len(list(q.glob("*.xml"))) + sum(1 for d in q.iterdir() if d.is_dir()) or 1) if q.is_dir() else 1
     errors: list[ClinexError] = []
     console = Console(stderr=True)
-    if quiet or total <= 1:
-        n = screen_paths(paths, output, criteria, errors=errors, model=model)
-    else:
-        with Progress(
-            TextColumn("screening"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=console, transient=True,
-        ) as bar:
-            task = bar.add_task("screen", total=total)
-            n = screen_paths(
-                paths, output, criteria, errors=errors, model=model, on_patient=lambda _p: bar.advance(task)
-            )
+    options = {"batch_size": batch_size} if batch_size != 32 else None
+    with Progress("screen", total=total, unit="patients", enabled=not quiet and total > 1) as bar:
+        n = screen_paths(paths, output, criteria, errors=errors, model=model, options=options,
+                         on_patient=lambda _p: bar.advance())
     if not quiet:
         console.print(f"screened {n} patient(s), {len(errors)} skipped -> {output}" if n else
                       f"no patient could be screened ({len(errors)} skipped); nothing written")

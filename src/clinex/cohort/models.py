@@ -19,6 +19,7 @@ Every model follows :class:`CohortModel`: ``name`` (versioned id), ``screen(pati
 
 from __future__ import annotations
 
+import copy
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -78,10 +79,19 @@ class CohortKind:
     description: str
 
 
-def _rules(criteria: Criteria = "n2c2", **options: Any) -> CohortModel:
+def _rules(criteria: Criteria = "n2c2", *, batch_size: int | None = None, **options: Any) -> CohortModel:
+    """The cached engine for ``criteria``; ``batch_size`` (record pieces per ``nlp.pipe``
+    call) gives a shallow copy, so the shared engine is never changed under another caller."""
     if options:
-        raise ModelError(f"the rules model takes no options; got {', '.join(sorted(options))}")
-    return get_engine(criteria)
+        raise ModelError(f"the rules model takes no options but batch_size; got {', '.join(sorted(options))}")
+    engine = get_engine(criteria)
+    if batch_size is None or batch_size == engine.batch_size:  # type: ignore[attr-defined]
+        return engine
+    if batch_size < 1:
+        raise ModelError(f"batch_size must be >= 1; got {batch_size}")
+    clone = copy.copy(engine)
+    clone.batch_size = batch_size  # type: ignore[attr-defined]
+    return clone
 
 
 _ENGINES: OrderedDict[tuple[str, ...], CohortModel] = OrderedDict()

@@ -147,6 +147,9 @@ def extract_cmd(
         0.0, "--min-trigger-prob", help="Drop events whose trigger probability is below this (0-1; default 0 keeps all)."
     ),
     force: bool = typer.Option(False, "--force", help="Replace an existing --output file (or brat files)."),
+    batch_size: int = typer.Option(
+        64, "--batch-size", help="Records per model call (all surfaces batch the same way; memory grows with it)."
+    ),
 ) -> None:
     """Extract adverse / therapeutic drug events (PHEE schema) from text.
 
@@ -172,6 +175,8 @@ def extract_cmd(
         raise InputError("give exactly one of TEXT, --input FILE or --example")
     if fmt == "brat" and (output is None or str(output) == "-"):
         raise InputError("--format brat needs --output FOLDER", field="--output")
+    if batch_size < 1:
+        raise InputError(f"--batch-size must be >= 1; got {batch_size}", field="--batch-size")
     if not 0.0 <= min_trigger_prob <= 1.0:
         raise InputError(f"--min-trigger-prob must be in [0, 1]; got {min_trigger_prob}", field="--min-trigger-prob")
     if fmt == "phee" and output is not None and str(output) != "-":
@@ -243,27 +248,17 @@ def extract_cmd(
                 if (output / f"{rid}{suffix}").exists():
                     raise InputError("file exists; pass --force to replace it", path=output / f"{rid}{suffix}")
 
+    from clinex.progress import Progress
     from clinex.pv.models import load_model, model_id
     from clinex.pv.pipeline import extract_records
 
     loaded = load_model(model)  # fail early (exit 2) on an unknown or missing model
     items = []
-    chunk = 64  # records per model call: batched like clinex batch and the web API
-    if len(records) > chunk:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-        with Progress(
-            TextColumn("extracting"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            console=Console(stderr=True), transient=True,
-        ) as bar:
-            task = bar.add_task("extract", total=len(records))
-            for b in range(0, len(records), chunk):
-                part = records[b : b + chunk]
-                items += extract_records(part, model=loaded, min_trigger_prob=min_trigger_prob)
-                bar.advance(task, len(part))
-    else:
-        items = extract_records(records, model=loaded, min_trigger_prob=min_trigger_prob)
+    with Progress("extract", total=len(records), unit="records", enabled=len(records) > batch_size) as bar:
+        for b in range(0, len(records), batch_size):  # one batched model call per chunk
+            part = records[b : b + batch_size]
+            items += extract_records(part, model=loaded, min_trigger_prob=min_trigger_prob)
+            bar.advance(len(part))
 
     if output is None:
         typer.echo(f"model: {model_id(loaded)}")
@@ -574,19 +569,14 @@ def _pv_train_into(kind: str, train_items: list, dev_items: list | None, folder:
     from clinex.pv.models import train as train_model
 
     if kind == "crf":
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from clinex.progress import Progress
 
-        with Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=Console(stderr=True), transient=True,
-        ) as bar:
-            tasks: dict[str, int] = {}
+        with Progress("CRF training (L-BFGS)", unit="iterations") as bar:
 
             def on_iteration(layer: str, it: int, total: int) -> None:
-                if layer not in tasks:
-                    tasks[layer] = bar.add_task(f"CRF layer {layer} (L-BFGS)", total=total)
-                bar.update(tasks[layer], completed=min(it, total))
+                if bar.label != f"CRF layer {layer} (L-BFGS)":
+                    bar.reset(f"CRF layer {layer} (L-BFGS)", total=total)
+                bar.update(min(it, total))
 
             model = train_model(kind, train_items, dev_items, folder, on_iteration=on_iteration, **params)
     else:

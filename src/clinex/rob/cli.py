@@ -65,10 +65,10 @@ def assess_cmd(
     bad option / model / weights file, or outputs exist without --force (ClinexError).
     """
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
     from clinex.errors import ClinexError, InputError
+    from clinex.progress import Progress
     from clinex.rob.assess import assess, default_model, load_trial
     from clinex.rob.plot import plot_summary, plot_traffic_light
     from clinex.rob.report import OutputNamer, write_html, write_json
@@ -98,11 +98,7 @@ def assess_cmd(
 
     loaded = []  # (path, document, json path, html path, label)
     done = []  # (result, written, label)
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err, transient=True, disable=len(inputs) < 2,
-    ) as progress:
-        task = progress.add_task("reading", total=len(inputs))
+    with Progress("reading", total=len(inputs), unit="reports", enabled=len(inputs) >= 2) as progress:
         for path in inputs:
             try:
                 document = load_trial(path)
@@ -112,13 +108,13 @@ def assess_cmd(
                 json_path, html_path = namer.paths(document.id, ".rob.json", ".rob.html")
                 label = json_path.name[: -len(".rob.json")]  # trial, trial-2, ...
                 loaded.append((path, document, json_path, html_path, label))
-            progress.advance(task)
+            progress.advance()
         if not loaded:
             raise InputError(f"none of the {total} input(s) could be assessed", field="inputs")
         if not force:
             _refuse_existing(p for _, _, j, h, _ in loaded for p in ([j, h] if html else [j]))
         weight_of = read_weights(weights, {lab for *_, lab in loaded}) if weights else {}
-        progress.reset(task, total=len(loaded), description="assessing")
+        progress.reset("assessing", total=len(loaded))
         for path, document, json_path, html_path, label in loaded:
             try:
                 result = assess(
@@ -131,7 +127,7 @@ def assess_cmd(
                 skipped(path, exc)
             else:
                 done.append((result, written, label))
-            progress.advance(task)
+            progress.advance()
     if not done:
         raise InputError(f"none of the {total} input(s) could be assessed",
                          field="inputs")
@@ -350,17 +346,20 @@ def evaluate_cmd(
     token-level pairwise F1 per SQ and domain on the pages the gold annotator
     annotated, and observed agreement / PABAK / kappa of the domain judgements.
     """
-    from rich.console import Console
-    from rich.progress import Progress
+    import re
 
+    from rich.console import Console
+
+    from clinex.progress import Progress
     from clinex.rob.lodo import leave_one_document_out
 
     err = Console(stderr=True)
-    with Progress(console=err, transient=True) as bar:
-        task = bar.add_task(f"LODO {model}", total=None)
+    with Progress(f"LODO {model}", unit="documents") as bar:
 
-        def step(msg: str) -> None:
-            bar.update(task, description=msg)
+        def step(msg: str) -> None:  # "[3/10] doc: 1.20 s"
+            m = re.match(r"\[(\d+)/(\d+)\]", msg)
+            if m:
+                bar.update(int(m.group(1)), int(m.group(2)))
 
         params = {"lexicon": lexicon} if lexicon and model == "cues" else None
         result = leave_one_document_out(corpus, model=model, gold=gold,
