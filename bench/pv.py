@@ -31,6 +31,14 @@ precision / recall / F1 on their mix with PHEE dev (keys ``negatives.*``).
 Targets (issue 2): trigger classification EM F1 >= 0.65, main-argument
 classification EM F1 >= 0.55, sub-argument classification EM F1 >= 0.65,
 >= 300 sentences/s on one core, model <= 50 MB.
+
+The user's path (issue 11, item 6; ``bench/_cli.py``): ``clinex pv extract --model M
+-i DEV -o out.json`` timed as a subprocess on the whole dev file, start-up and model
+load included (min / median of ``--cli-runs``, on all cores), its peak RSS,
+``clinex pv extract --example``, and the share of the single-run rate a run keeps
+with a second run at once or beside a CPU-bound process (keys ``cli.*``). Targets
+(issue 11, CRF): >= 500 sentences/s for the whole run, ``--example`` <= 2.5 s, each
+shared run >= 40 % of its single-run rate.
 """
 
 from __future__ import annotations
@@ -61,6 +69,42 @@ def _default_dev() -> Path:
     return corpus_dir("phee") / "json" / "dev.json"
 
 
+CLI_TARGETS = {"cli_sentences_per_s": 500.0, "cli_example_s": 2.5, "share": 0.40}
+
+
+def _cli_figures(args: argparse.Namespace, dev_path: Path, n: int) -> dict:
+    """Whole-run CLI figures (``bench/_cli.py``): extract on dev, --example, sharing."""
+    from _cli import sharing, time_cli
+
+    def extract(tmp: Path) -> list[str]:
+        return ["pv", "extract", "--model", args.model, "-i", str(dev_path), "-o", str(tmp / "out.json")]
+
+    run = time_cli(extract, runs=args.cli_runs)
+    example = time_cli(lambda tmp: ["pv", "extract", "--model", args.model, "--example"], runs=args.cli_runs)
+    out = {
+        "cli.extract_wall_s_min": run["wall_s_min"],
+        "cli.extract_wall_s_median": run["wall_s_median"],
+        "cli.sentences_per_s": round(n / run["wall_s_median"], 1),
+        "cli.sentences_per_s_best": round(n / run["wall_s_min"], 1),
+        "cli.peak_rss_mb": run["peak_rss_mb"],
+        "cli.example_wall_s_min": example["wall_s_min"],
+        "cli.example_wall_s_median": example["wall_s_median"],
+    }
+    print(
+        f"CLI (subprocess, whole dev file, start-up included): wall min {run['wall_s_min']:.2f} s / median "
+        f"{run['wall_s_median']:.2f} s = {out['cli.sentences_per_s']:.1f} sentences/s (median), "
+        f"peak RSS {run['peak_rss_mb']:.0f} MB; --example {example['wall_s_median']:.2f} s"
+    )
+    if not args.no_sharing:
+        shared = sharing(extract, run["wall_s_median"])
+        out.update({f"cli.{k}": v for k, v in shared.items()})
+        print(
+            f"sharing the machine: two runs at once keep {shared['pair_share']:.0%} of the single-run rate, "
+            f"one beside a busy core {shared['beside_busy_share']:.0%}"
+        )
+    return out
+
+
 def _dir_mb(path: Path) -> float:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 1e6
 
@@ -74,10 +118,13 @@ def main() -> None:
         "--negatives", type=Path, default=None,
         help="ADE-corpus negatives (default ../shared/data/ade_corpus/ADE-NEG.txt); its held-out test part is scored",
     )
+    ap.add_argument("--cli-runs", type=int, default=3, help="timed CLI subprocess runs (0 skips the CLI figures)")
+    ap.add_argument("--no-sharing", action="store_true", help="skip the two-runs-at-once / busy-core figures")
     args = ap.parse_args()
 
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
+    all_cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    if all_cores is not None:
+        os.sched_setaffinity(0, {sorted(all_cores)[0]})  # one core
     from clinex.errors import ClinexError
     from clinex.pv.evaluate import flatten, score
     from clinex.pv.formats.phee_json import read_phee_json
@@ -139,8 +186,17 @@ def main() -> None:
     from _negatives import negatives_figures
 
     negatives = negatives_figures(model, dev, pred_items, args.negatives)
+    if all_cores is not None:
+        os.sched_setaffinity(0, all_cores)  # CLI children run as a user's would, on every core
+    cli = _cli_figures(args, dev_path, len(dev)) if args.cli_runs > 0 else {}
     met = {k: headline[k] >= v for k, v in TARGETS.items()}
     met["model_mb"] = model_mb <= MAX_MODEL_MB
+    if cli and args.model == "crf":
+        met["cli_sentences_per_s"] = cli["cli.sentences_per_s"] >= CLI_TARGETS["cli_sentences_per_s"]
+        met["cli_example_s"] = cli["cli.example_wall_s_median"] <= CLI_TARGETS["cli_example_s"]
+    for key in ("cli.pair_share", "cli.beside_busy_share"):
+        if key in cli:
+            met[key.removeprefix("cli.")] = cli[key] >= CLI_TARGETS["share"]
     if negatives:  # issue 9: CRF at most 15 % of held-out negatives given an ADE; ADE recall >= 0.95
         met["negatives_ade_share"] = negatives["negatives.negatives_ade_share"] <= 0.15
         met["mix_ade_recall"] = negatives["negatives.mix_ade_recall"] >= 0.95
@@ -154,6 +210,7 @@ def main() -> None:
         "peak_rss_mb": round(rss_mb, 1),
         "model_mb": round(model_mb, 2),
         "load_s": round(load_s, 2),
+        **cli,
         **{f"targets_met.{k}": v for k, v in met.items()},
         **negatives,
         **flat,

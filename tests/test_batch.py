@@ -235,13 +235,15 @@ def test_batch_model_is_checked_against_each_tasks_registry(cli, tmp_path: Path)
     folder = _trials(tmp_path)
     res = cli("batch", "rob", folder, "--output", tmp_path / "o", "--model", "crf")
     assert res.code == 2
-    assert res.stderr == (
-        "[CLX006] unknown evidence model 'crf': not one of rules, cues, sentence, auto and not an existing file\n"
-    )
+    from clinex.cohort.models import unknown_model_message as cohort_message
+    from clinex.rob.evidence import unknown_model_message as rob_message
+
+    assert rob_message("crf").startswith("unknown evidence model 'crf': not one of rules, cues, sentence, ")
+    assert res.stderr == f"[CLX006] {rob_message('crf')}\n"
     assert not (tmp_path / "o").exists()
     res = cli("batch", "cohort", folder, "--output", tmp_path / "o1", "--model", "crf")
     assert res.code == 2
-    assert res.stderr == "[CLX006] unknown cohort model 'crf': not one of rules, auto\n"
+    assert res.stderr == f"[CLX006] {cohort_message('crf')}\n"
     assert not (tmp_path / "o1").exists()
     src = tmp_path / "r.jsonl"
     src.write_text('{"id": "r1", "text": "Rash."}\n', encoding="utf-8")

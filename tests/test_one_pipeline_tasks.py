@@ -214,7 +214,10 @@ def test_cohort_unknown_model_is_the_same_message_everywhere(cli: Any, tmp_path:
 
     src = tmp_path / "p1.xml"
     src.write_text(PATIENT, "utf-8")
-    message = "unknown cohort model 'crf': not one of rules, auto"
+    from clinex.cohort.models import unknown_model_message
+
+    message = unknown_model_message("crf")
+    assert message.startswith("unknown cohort model 'crf': not one of rules, ") and message.endswith("auto")
     with pytest.raises(ClinexError, match=message):
         screen(read_patient(src), model="crf")
     res = cli("cohort", "screen", src, "--output", tmp_path / "x.json", "--model", "crf")

@@ -12,7 +12,9 @@ this module.
   provenance ...) in ``ConTextRule.metadata``;
 * :func:`sentinel_rule` is a token-pattern rule that never matches: it keeps spaCy's
   token Matcher non-empty when all rules are literal, which otherwise warns (W036)
-  on every document.
+  on every document;
+* :func:`import_medspacy` imports medspaCy (registering its spaCy factories) without
+  the optional libraries its import chain pulls in and clinex never uses through it.
 
 References
 ----------
@@ -27,10 +29,53 @@ References
 from __future__ import annotations
 
 import itertools
+import sys
+import threading
 from collections.abc import Iterable, Mapping
+from types import ModuleType
 from typing import Any
 
-__all__ = ["MEDSPACY_RULE_KEYS", "expand_literals", "build_context_rules", "sentinel_rule"]
+__all__ = ["MEDSPACY_RULE_KEYS", "expand_literals", "build_context_rules", "sentinel_rule", "import_medspacy"]
+
+#: Optional libraries that ``import medspacy`` loads only to probe for them: thinc
+#: (under spaCy) imports torch when installed, and QuickUMLS (imported by
+#: ``medspacy.util``) imports NLTK, which imports scikit-learn and scipy.stats when
+#: installed. clinex uses none of them through medspaCy (no QuickUMLS, no thinc
+#: models), and on a laptop they cost about 3-4 s of every CLI start-up.
+_PROBED_ONLY = ("torch", "sklearn", "scipy.stats")
+_IMPORT_LOCK = threading.Lock()
+
+
+def import_medspacy() -> ModuleType:
+    """Import medspaCy (its spaCy factories are then registered) and return it.
+
+    While medspaCy is first imported, the libraries in :data:`_PROBED_ONLY` that are
+    not imported yet are hidden, so the probes of thinc and NLTK take the
+    "not installed" path; they are visible again as soon as the import returns, so a
+    later ``import torch`` / ``import sklearn`` (the neural PHEE model, the RoB sentence
+    model) works as usual. Only those probing modules (thinc's torch support, NLTK's
+    scikit-learn wrappers) see the libraries as missing, and clinex uses neither.
+
+    Returns
+    -------
+    module
+        ``medspacy``.
+    """
+    if "medspacy" in sys.modules:
+        import medspacy
+
+        return medspacy
+    with _IMPORT_LOCK:
+        hidden = [name for name in _PROBED_ONLY if name not in sys.modules]
+        for name in hidden:
+            sys.modules[name] = None  # type: ignore[assignment]  # "import name" raises ImportError
+        try:
+            import medspacy
+        finally:
+            for name in hidden:
+                if name in sys.modules and sys.modules[name] is None:
+                    del sys.modules[name]
+    return medspacy
 
 #: Keys that medspaCy's ``ConTextRule.from_dict`` accepts (medspaCy 1.3).
 MEDSPACY_RULE_KEYS: frozenset[str] = frozenset(

@@ -102,8 +102,9 @@ def word_shape(word: str) -> str:
 def drug_flags(words: Sequence[str]) -> list[str]:
     """Mark the tokens that the drug-name gazetteer finds.
 
-    Uses :func:`drug_named_entity_recognition.find_drugs` (exact, case-insensitive
-    match of one- and two-token drug names and their synonyms; no network).
+    Uses :func:`clinex.pv.gazetteer.find_drugs` (the dictionary of
+    ``drug-named-entity-recognition``: exact, case-insensitive match of one- and
+    two-token drug names and their synonyms; no network).
 
     Parameters
     ----------
@@ -119,9 +120,9 @@ def drug_flags(words: Sequence[str]) -> list[str]:
     flags = [""] * len(words)
     if not words:
         return flags
-    from drug_named_entity_recognition import find_drugs
+    from clinex.pv.gazetteer import find_drugs
 
-    for _data, start, end in find_drugs(list(words), is_ignore_case=True):
+    for _data, start, end in find_drugs(list(words)):
         if flags[start] == "":
             flags[start] = "B"
         for i in range(start + 1, min(end, len(words))):

@@ -355,7 +355,9 @@ class _Pipeline:
     """A tokenizer, a ConText component and the compiled severity rules of one rule set."""
 
     def __init__(self, rules: AttributeRules) -> None:
-        import medspacy  # noqa: F401  (registers the factories)
+        from clinex.context_rules import import_medspacy
+
+        import_medspacy()  # first: registers the factories, imports spaCy without probes
         import spacy
 
         self.rules = rules

@@ -83,7 +83,9 @@ class AssertionScope:
     """
 
     def __init__(self, rules: dict[str, Any] | None = None) -> None:
-        import medspacy  # noqa: F401  (registers the factories)
+        from clinex.context_rules import import_medspacy
+
+        import_medspacy()  # first: registers the factories, imports spaCy without probes
         import spacy
 
         if rules is None:
