@@ -24,6 +24,10 @@ Without a corpus the bench exits 1 with a message naming the places it looked.
 Targets (issue 10, for the shipped default ``rules``): mean SQ token F1 >= 0.11
 (martin: 0.1087), domain-judgement observed agreement >= 0.45 (martin: 0.25), a
 20-page trial in <= 5 s on one core.
+The user's path (issue 11, item 6; ``bench/_cli.py``): ``clinex rob assess
+tests/data/rob_cases --model M -o OUT`` on the 96 invented trial reports of the test
+suite, timed as a subprocess (start-up included, all cores; min / median of
+``--cli-runs``), with reports per second and the child's peak RSS (key ``cli``).
 The last line is one JSON object (F1 values as fractions, not %).
 """
 
@@ -108,6 +112,7 @@ def main() -> None:
     ap.add_argument("--models", default="rules,cues,sentence")
     ap.add_argument("--annotator", action="append", default=None,
                     help="training annotator(s) of the sentence model (default roger-annotation)")
+    ap.add_argument("--cli-runs", type=int, default=3, help="timed CLI subprocess runs (0 skips them)")
     args = ap.parse_args()
     root = args.data or _default_data()
     if not _is_corpus(root):
@@ -116,6 +121,7 @@ def main() -> None:
                  + " or ".join(str(p) for p in looked)
                  + "; pass its folder with --data PATH (Zenodo 10.5281/zenodo.7698940)")
     annotators = args.annotator or ["roger-annotation"]
+    all_cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     pinned = _pin_one_core()
 
     from clinex.rob.iaa import compare
@@ -188,7 +194,26 @@ def main() -> None:
                                   and (pooled.observed or 0) >= TARGETS["domain_judgement_observed"]
                                   and s20 <= TARGETS["s_per_20_pages"]),
         }
+    if args.cli_runs > 0:
+        if all_cores is not None:
+            os.sched_setaffinity(0, all_cores)  # the CLI runs as a user's would
+        summary["cli"] = _cli_figures(args.models.split(",")[0], args.cli_runs)
     print(json.dumps(summary))
+
+
+def _cli_figures(model: str, runs: int) -> dict[str, object]:
+    """``clinex rob assess`` on the test suite's 96 invented reports, as a subprocess."""
+    from _cli import time_cli
+
+    cases = Path(__file__).resolve().parents[1] / "tests" / "data" / "rob_cases"
+    n = len([p for p in cases.iterdir() if p.suffix == ".txt"])
+    run = time_cli(lambda tmp: ["rob", "assess", str(cases), "--model", model, "-o", str(tmp / "out")], runs=runs)
+    out = {"model": model, "reports": n, "wall_s_min": run["wall_s_min"], "wall_s_median": run["wall_s_median"],
+           "reports_per_s": round(n / run["wall_s_median"], 2), "peak_rss_mb": run["peak_rss_mb"]}
+    print(f"CLI (subprocess, {n} reports, JSON + HTML + plots, start-up included): wall min "
+          f"{run['wall_s_min']:.2f} s / median {run['wall_s_median']:.2f} s = {out['reports_per_s']:.1f} "
+          f"reports/s, peak RSS {run['peak_rss_mb']:.0f} MB")
+    return out
 
 
 if __name__ == "__main__":
