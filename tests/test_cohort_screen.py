@@ -251,3 +251,29 @@ def test_docs_tables_match_the_code() -> None:
     }
     code = {n for m in (Criterion, LabSpec) for n, f in m.model_fields.items() if f.is_required()}
     assert required == code == {"name", "rule", "names", "unit", "plausible"}
+
+
+@pytest.mark.parametrize("name", ["res.json", "res.jsonl", "res.csv"])
+def test_an_earlier_output_is_kept_without_force(cli, folder: Path, tmp_path: Path, name: str) -> None:
+    out = tmp_path / name
+    out.write_text("earlier results\n", encoding="utf-8")
+    r = cli("cohort", "screen", str(folder / "t04_labs.xml"), "-o", str(out))
+    assert r.code == 2
+    assert r.stderr == f"[CLX001] {out}: output file exists; pass --force to replace it\n"
+    assert out.read_text(encoding="utf-8") == "earlier results\n"
+    r = cli("cohort", "screen", str(folder / "t04_labs.xml"), "-o", str(out), "--force")
+    assert r.code == 0, r.stderr
+    text = out.read_text(encoding="utf-8")
+    assert "t04_labs" in text and "earlier" not in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["in", name])  # no temporary file left
+
+
+def test_an_xml_folder_with_results_is_kept_without_force(cli, folder: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert cli("cohort", "screen", str(folder), "-o", str(out)).code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    r = cli("cohort", "screen", str(folder / "t04_labs.xml"), "-o", str(out))
+    assert r.code == 2
+    assert r.stderr == f"[CLX001] {out}: output folder already holds n2c2 XML files; pass --force to replace them\n"
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert cli("cohort", "screen", str(folder / "t04_labs.xml"), "-o", str(out), "--force").code == 0

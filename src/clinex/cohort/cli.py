@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from clinex.cohort.models import model_names as _cohort_model_names
+from clinex.llm.options import llm_options  # light: typer only
 
 _COHORT_MODELS = _cohort_model_names()
 
@@ -140,6 +141,7 @@ def agreement(
 
 
 @app.command("screen")
+@llm_options
 def screen(
     paths: list[str] = typer.Argument(..., help="n2c2 XML files, note folders, or folders of them."),
     criteria: list[str] = typer.Option(
@@ -153,6 +155,7 @@ def screen(
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
     batch_size: int = typer.Option(32, "--batch-size", help="Note pieces per spaCy/medspaCy nlp.pipe call (rules model)."),
+    force: bool = typer.Option(False, "--force", help="Replace an earlier output file (or the XML files in the folder)."),
 ) -> None:
     """Screen patients against the criteria; write decisions with their evidence.
 
@@ -183,7 +186,7 @@ def screen(
     console = Console(stderr=True)
     options = {"batch_size": batch_size} if batch_size != 32 else None
     with Progress("screen", total=total, unit="patients", enabled=not quiet and total > 1) as bar:
-        n = screen_paths(paths, output, criteria, errors=errors, model=model, options=options,
+        n = screen_paths(paths, output, criteria, errors=errors, model=model, options=options, force=force,
                          on_patient=lambda _p: bar.advance())
     if not quiet:
         console.print(f"screened {n} patient(s), {len(errors)} skipped -> {output}" if n else

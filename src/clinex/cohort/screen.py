@@ -28,10 +28,11 @@ References
 from __future__ import annotations
 
 import csv
+import io
 import itertools
 import json
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -190,18 +191,45 @@ def _kind(output: Path) -> str:
     return "xml"
 
 
-def write_decisions(results: Iterable[tuple[Patient, dict[str, Decision]]], output: str | Path) -> int:
+def _refuse_existing(output: Path, kind: str) -> None:
+    """Raise InputError when writing ``output`` would replace an earlier result."""
+    if kind != "xml":
+        if output.exists():
+            raise InputError("output file exists; pass --force to replace it", path=output)
+    elif output.is_dir() and any(output.glob("*.xml")):
+        raise InputError("output folder already holds n2c2 XML files; pass --force to replace them", path=output)
+
+
+def write_decisions(
+    results: Iterable[tuple[Patient, dict[str, Decision]]], output: str | Path, *, force: bool = True
+) -> int:
     """Write screening results; returns the number of patients written.
 
-    Nothing is created when ``results`` is empty.
+    Nothing is created when ``results`` is empty. A ``.json`` / ``.jsonl`` / ``.csv``
+    file is written atomically (:func:`clinex.io.atomic.write_atomic`): a failure
+    leaves no half-written file and an earlier file untouched.
+
+    Parameters
+    ----------
+    results : iterable of (Patient, dict of str to Decision)
+    output : str or Path
+        A folder (one ``<id>.xml`` per patient), or a ``.json`` / ``.jsonl`` / ``.csv`` file.
+    force : bool, default True
+        Replace an existing output. With False an existing file, or a folder that
+        already holds ``*.xml`` files, is refused before anything is written.
 
     Raises
     ------
     InputError
-        Unsupported output, or writing would overwrite an input file.
+        Unsupported output, an existing output without ``force``, or writing would
+        overwrite an input file.
     """
+    from clinex.io.atomic import write_atomic
+
     output = Path(output)
     kind = _kind(output)
+    if not force:
+        _refuse_existing(output, kind)
     results = iter(results)
     first = next(results, None)
     if first is None:  # nothing to write: no empty folder or file is left behind
@@ -216,30 +244,41 @@ def write_decisions(results: Iterable[tuple[Patient, dict[str, Decision]]], outp
             write_patient(p, output / f"{p.id}.xml", decisions=dec)
             n += 1
         return n
-    output.parent.mkdir(parents=True, exist_ok=True)
-    if kind == "json":
+
+    def _json() -> Iterator[str]:
+        nonlocal n
         data = {}
         for p, dec in results:
             data[p.id] = decisions_to_dict(dec)
             n += 1
-        output.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    elif kind == "jsonl":
-        with output.open("w", encoding="utf-8") as fh:
-            for p, dec in results:
-                fh.write(json.dumps({"patient": p.id, "decisions": decisions_to_dict(dec)}, ensure_ascii=False) + "\n")
-                n += 1
-    else:
-        with output.open("w", encoding="utf-8", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(["patient", "criterion", "label", "score", *EVIDENCE_FIELDS])
-            for p, dec in results:
-                n += 1
-                for name, d in dec.items():
-                    if not d.evidence:
-                        w.writerow([p.id, name, d.label, d.score, *([""] * len(EVIDENCE_FIELDS))])
-                    for e in d.evidence:
-                        rec = evidence_record(e)
-                        w.writerow([p.id, name, d.label, d.score, *("" if rec[k] is None else rec[k] for k in EVIDENCE_FIELDS)])
+        yield json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+    def _jsonl() -> Iterator[str]:
+        nonlocal n
+        for p, dec in results:
+            n += 1
+            yield json.dumps({"patient": p.id, "decisions": decisions_to_dict(dec)}, ensure_ascii=False) + "\n"
+
+    def _csv() -> Iterator[str]:
+        nonlocal n
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(["patient", "criterion", "label", "score", *EVIDENCE_FIELDS])
+        for p, dec in results:
+            n += 1
+            for name, d in dec.items():
+                if not d.evidence:
+                    w.writerow([p.id, name, d.label, d.score, *([""] * len(EVIDENCE_FIELDS))])
+                for e in d.evidence:
+                    rec = evidence_record(e)
+                    w.writerow([p.id, name, d.label, d.score, *("" if rec[k] is None else rec[k] for k in EVIDENCE_FIELDS)])
+            yield buf.getvalue()
+            buf.seek(0)
+            buf.truncate()
+        yield buf.getvalue()
+
+    chunks = {"json": _json, "jsonl": _jsonl, "csv": _csv}[kind]()
+    write_atomic(output, chunks, force=True, newline="" if kind == "csv" else "\n")
     return n
 
 
@@ -253,6 +292,7 @@ def screen_paths(
     warnings: list[str] | None = None,
     model: str = "auto",
     options: dict[str, Any] | None = None,
+    force: bool = False,
 ) -> int:
     """Screen every patient under ``paths`` and write the results to ``output``.
 
@@ -276,6 +316,9 @@ def screen_paths(
         As in :func:`screen`.
     options : dict, optional
         Options of the model kind, as in :func:`screen`.
+    force : bool, default False
+        Replace an earlier output (a file, or ``*.xml`` files in the folder); without
+        it such an output is refused before any patient is screened.
 
     Returns
     -------
@@ -285,18 +328,21 @@ def screen_paths(
     Raises
     ------
     InputError
-        Bad output path; an output that would overwrite an input file.
+        Bad output path; an existing output without ``force``; an output that would
+        overwrite an input file.
     """
     from clinex.cohort.formats.n2c2_xml import read_patients
     from clinex.cohort.models import get_model
 
-    _kind(Path(output))
+    kind = _kind(Path(output))
     engine = get_model(model, criteria, **(options or {}))
     log: list[ClinexError] = [] if errors is None else errors
     inputs = {str(Path(p).resolve()) for p in paths}
     out_res = str(Path(output).resolve())
     if out_res in inputs:
         raise InputError("refusing to overwrite the input; choose another output", path=output)
+    if not force:
+        _refuse_existing(Path(output), kind)
 
     def _patients():
         for p in read_patients(list(paths), errors="ignore", error_log=log):
@@ -315,14 +361,16 @@ def screen_paths(
     def _results():
         seen = len(log)
         for p, dec in engine.screen_many(_patients()):
+            log.extend(getattr(engine, "pop_failures", list)())  # patients a model skipped (llm)
             while seen < len(log):
                 print(str(log[seen]), file=sys.stderr)
                 seen += 1
             if on_patient is not None:
                 on_patient(p)
             yield p, dec
+        log.extend(getattr(engine, "pop_failures", list)())
         while seen < len(log):
             print(str(log[seen]), file=sys.stderr)
             seen += 1
 
-    return write_decisions(_results(), output)
+    return write_decisions(_results(), output, force=True)
