@@ -343,11 +343,15 @@ TASKS: dict[str, BatchTask] = {
 }
 
 _CACHE: dict[str, Any] = {}
+_CACHE_SIZE = 2
+"""Models kept per worker process (a run uses one; the oldest is dropped beyond this)."""
 
 
 def _cached(key: str, make: Callable[[], Any]) -> Any:
-    """One model per worker process, built on first use."""
+    """One model per worker process, built on first use (bounded: :data:`_CACHE_SIZE`)."""
     if key not in _CACHE:
+        while len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
         _CACHE[key] = make()
     return _CACHE[key]
 

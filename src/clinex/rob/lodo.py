@@ -147,7 +147,9 @@ def leave_one_document_out(
     ----------
     root : str or Path
         Tagtog export folder (``plain.html/``, ``ann.json/``).
-    model : {"sentence", "cues", "rules"}
+    model : str
+        A name of :data:`clinex.rob.evidence.REGISTRY` (or ``auto``); ``sentence`` is retrained
+        per fold on the other documents, every other kind is loaded once per fold.
         The sentence model is retrained per fold on the other documents; the cue
         and rules models are fixed.
     gold : str
@@ -176,11 +178,13 @@ def leave_one_document_out(
         No document to evaluate.
     """
     from clinex.rob.assess import assess
+    from clinex.rob.evidence import AUTO, AUTO_KIND, REGISTRY, unknown_model_message
     from clinex.rob.iaa import judgement_agreement, load_annotator, span_agreement
     from clinex.rob.train import load_training_corpus, train_sentence_model
 
-    if model not in ("sentence", "cues", "rules"):
-        raise InputError(f"unknown model {model!r}; known: sentence, cues, rules", field="model")
+    model = AUTO_KIND if model == AUTO else model
+    if model not in REGISTRY:  # the one list of evidence model names
+        raise InputError(unknown_model_message(model, files=False), field="model")
     root = Path(root)
     gold_dir = root / "ann.json" / "members" / gold
     if not gold_dir.is_dir():
@@ -210,16 +214,18 @@ def leave_one_document_out(
     name = ""
     for n, key in enumerate(keys, start=1):
         t0 = time.perf_counter()
-        if model == "sentence":
+        if model == "sentence":  # the one kind trained per fold, on the other documents
             m = train_sentence_model(root, exclude=[key], params=params, corpus=corpus)
-        elif model == "rules":
-            from clinex.rob.evidence.reasoning import RulesEvidenceModel
-
-            m = RulesEvidenceModel(**(params or {}))
-        else:
+        elif params and model == "cues":
             from clinex.rob.evidence.cues import CueEvidenceModel
 
-            m = CueEvidenceModel(**(params or {}))
+            m = CueEvidenceModel(**params)
+        elif params and model == "rules":
+            from clinex.rob.evidence.reasoning import RulesEvidenceModel
+
+            m = RulesEvidenceModel(**params)
+        else:  # a fixed model: the registry's loader, as every other surface loads it
+            m = REGISTRY[model].loader()
         train_secs.append(time.perf_counter() - t0)
         name = m.name
         doc = gold_docs[key].document
