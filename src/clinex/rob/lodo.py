@@ -150,8 +150,6 @@ def leave_one_document_out(
     model : str
         A name of :data:`clinex.rob.evidence.REGISTRY` (or ``auto``); ``sentence`` is retrained
         per fold on the other documents, every other kind is loaded once per fold.
-        The sentence model is retrained per fold on the other documents; the cue
-        and rules models are fixed.
     gold : str
         Gold annotator (member name).
     train_annotators : sequence of str
