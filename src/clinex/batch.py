@@ -600,16 +600,30 @@ def run_batch(
         sched = scheduler or ("sync" if workers <= 1 else "processes")
         # Submit in waves of `workers` partitions so progress can be reported.
         wave = max(1, workers)
-        for start in range(0, len(todo), wave):
-            batch = todo[start : start + wave]
-            bag = db.from_sequence(batch, npartitions=len(batch)).map(_run_partition)
-            with dask.config.set(scheduler=sched, num_workers=workers):
-                results = bag.compute()
-            for res in results:
-                summary.errors.extend(ItemError(**e) for e in res["errors"])
-            done += len(batch)
-            if progress:
-                progress(done, len(chunks))
+        env = {}
+        if sched == "processes":  # the cores are split between the workers (clinex.threads)
+            from clinex.threads import worker_environment
+
+            env = worker_environment(workers)
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            for start in range(0, len(todo), wave):
+                batch = todo[start : start + wave]
+                bag = db.from_sequence(batch, npartitions=len(batch)).map(_run_partition)
+                with dask.config.set(scheduler=sched, num_workers=workers):
+                    results = bag.compute()
+                for res in results:
+                    summary.errors.extend(ItemError(**e) for e in res["errors"])
+                done += len(batch)
+                if progress:
+                    progress(done, len(chunks))
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
     import duckdb
 
