@@ -8,9 +8,9 @@ from clinex.errors import FormatError, InputError, ModelError
 from clinex.rob.evidence import load_evidence_model
 from clinex.rob.evidence.cues import CueEvidenceModel, lexicon_from_dict, load_lexicon
 from clinex.rob.evidence.response import SQ_IDS, answer_from_votes, response_from_label
-from clinex.rob.evidence.segment import normalise, segment_text
+from clinex.rob.evidence.segment import normalise
 from clinex.rob.types import Evidence
-from clinex.text import Document, Fragment, Span
+from clinex.text import TRIAL_REPORT_RULES, Document, Fragment, Span, sentence_offsets
 
 S1 = "Randomisation was performed using a computer-generated sequence."
 S2 = "The trial was double-blind."
@@ -61,7 +61,7 @@ def test_cue_model_pages_and_directions() -> None:
 
 def test_glued_pdf_text_is_split_and_cues_survive_hyphenation() -> None:
     text = "discharged from hospital.Design Single blind trial. Patients were allocated by a com-\nputer generated list."
-    segs = segment_text(text)
+    segs = sentence_offsets(text, **TRIAL_REPORT_RULES, max_chars=500)
     assert [text[s:e] for s, e in segs] == [
         "discharged from hospital.", "Design Single blind trial.",
         "Patients were allocated by a com-\nputer generated list."]
@@ -73,7 +73,7 @@ def test_glued_pdf_text_is_split_and_cues_survive_hyphenation() -> None:
 
 def test_segments_longer_than_max_chars_are_cut_at_whitespace() -> None:
     text = " ".join(["word"] * 60)  # 299 characters, no full stop
-    segs = segment_text(text, max_chars=100)
+    segs = sentence_offsets(text, **TRIAL_REPORT_RULES, max_chars=100)
     assert all(e - s <= 100 for s, e in segs)
     assert "".join(text[s:e] for s, e in segs).replace(" ", "") == "word" * 60
     assert segs[0] == (0, 99)
@@ -144,7 +144,7 @@ def test_load_evidence_model_names(tmp_path, monkeypatch) -> None:
     assert load_evidence_model("rules").name == "clinex.rob.rules.v1"
     with pytest.raises(ModelError, match="clinex rob train"):
         load_evidence_model("sentence")
-    with pytest.raises(ModelError, match="rules, cues, sentence, auto"):
+    with pytest.raises(ModelError, match="rules, cues, sentence, llm, auto"):
         load_evidence_model("nonsense")
 
 

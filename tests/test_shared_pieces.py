@@ -141,3 +141,53 @@ def test_prf_arrays_match_scalars() -> None:
         assert (p[i], r[i], f[i]) == prf(float(tp[i]), float(fp[i]), float(fn[i]))
     assert prf(np.float64(0.0), np.float64(0.0), np.float64(0.0))[2] == 0.0  # numpy scalars too
     assert f1_from(0.0, 0.0) == 0.0
+
+
+#: Signs of a sentence splitter other than clinex.text's (issue 11, item 2), in raw source
+#: (strings included: spaCy pipe names and regular expressions are string literals).
+SPLITTER_SOURCE = {
+    "spaCy/medspaCy sentencizer pipe": re.compile(
+        r"""add_pipe\(\s*['"](?:sentencizer|senter|parser|medspacy_pyrush|pyrush)['"]"""),
+    "sentence-splitting library": re.compile(
+        r"\b(?:import|from)\s+(?:pysbd|nltk|syntok|blingfire|stanza|PyRuSH)\b|sent_tokenize|PunktSentenceTokenizer"),
+    "sentence-boundary regex (end mark look-behind, capital look-ahead)": re.compile(
+        r"\(\?<=[^)\n]*\[[.!?]{3}\][^)\n]*\)[^\n]{0,40}?\(\?=[^)\n]*A-Z"),
+}
+#: Setting spaCy sentence starts (in code): only cohort/nlp.py, from clinex.text's offsets;
+#: elsewhere only ``= i == 0`` (the whole Doc one sentence, as the ConText scorers do).
+SENT_START = re.compile(r"\.is_sent_start\s*=(?!\s*i\s*==\s*0\s*$)", re.MULTILINE)
+SPLITTER_HOME = PKG / "text.py"
+SENT_START_HOME = PKG / "cohort" / "nlp.py"
+
+
+def _splitter_hits(rel: str, raw: str, code: str) -> list[str]:
+    hits = [f"{rel}: {name}" for name, pat in SPLITTER_SOURCE.items() if pat.search(raw)]
+    if rel != str(SENT_START_HOME.relative_to(PKG)) and SENT_START.search(code):
+        hits.append(f"{rel}: sets is_sent_start")
+    return hits
+
+
+def test_one_sentence_splitter() -> None:
+    """clinex.text.sentence_offsets is the package's only sentence splitter: no spaCy or
+    library sentencizer, no boundary regex and no ``is_sent_start`` rules elsewhere; the
+    cohort pipeline copies the splitter's offsets onto its tokens."""
+    hits = []
+    for path in _sources():
+        if path == SPLITTER_HOME:
+            continue
+        hits += _splitter_hits(str(path.relative_to(PKG)), path.read_text(encoding="utf-8"), _code(path))
+    assert not hits, "a second sentence splitter (use clinex.text.sentence_offsets):\n" + "\n".join(hits)
+    nlp_src = SENT_START_HOME.read_text(encoding="utf-8")
+    assert "from clinex.text import CLINICAL_NOTE_RULES, sentence_offsets" in nlp_src
+    assert re.search(r"sentence_offsets\(doc\.text, \*\*CLINICAL_NOTE_RULES\)", _code(SENT_START_HOME))
+    # the patterns catch the splitters this change removed
+    copies = [
+        ('nlp.add_pipe("sentencizer")', ""),
+        ("import pysbd", ""),
+        (r'''_BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n\s*\n")''', ""),
+        (r'''    r"|(?<=[a-z0-9][.!?])(?=[A-Z][a-z])"''', ""),
+        ("", "            tok.is_sent_start = start\n"),
+    ]
+    for raw, code in copies:
+        assert _splitter_hits("x.py", raw, code), (raw, code)
+    assert not _splitter_hits("x.py", "", "        tok.is_sent_start = i == 0\n")

@@ -14,7 +14,8 @@ Tree::
     ├── SchemaError                  CLX005  unknown label, role, criterion or SQ
     ├── ModelError                   CLX006  model missing, unfitted or incompatible
     ├── EvaluationError              CLX007  gold and prediction do not line up
-    └── DataError                    CLX008  corpus download / checksum problems
+    ├── DataError                    CLX008  corpus download / checksum problems
+    └── LLMError                     CLX009  an LLM server call failed (server, document named)
 
 The CLI catches :class:`ClinexError` at the boundary, prints ``[CODE] message`` to
 stderr and exits with status 2.
@@ -35,6 +36,7 @@ __all__ = [
     "ModelError",
     "EvaluationError",
     "DataError",
+    "LLMError",
 ]
 
 
@@ -129,6 +131,12 @@ class DataError(ClinexError):
     """A corpus could not be found, downloaded or verified."""
 
     code = "CLX008"
+
+
+class LLMError(ClinexError):
+    """An LLM server could not be reached or gave no usable answer (names server and document)."""
+
+    code = "CLX009"
 
 
 def report_to_stderr(exc: ClinexError) -> None:

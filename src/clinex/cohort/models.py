@@ -94,6 +94,12 @@ def _rules(criteria: Criteria = "n2c2", *, batch_size: int | None = None, **opti
     return clone
 
 
+def _llm(criteria: Criteria = "n2c2", **options: Any) -> CohortModel:
+    from clinex.cohort.llm import make_llm_model
+
+    return make_llm_model(criteria, **options)
+
+
 _ENGINES: OrderedDict[tuple[str, ...], CohortModel] = OrderedDict()
 _MAX_ENGINES = 8
 """Fitted engines kept (least recently used dropped first): a server screening with
@@ -128,6 +134,10 @@ REGISTRY: dict[str, CohortKind] = {
     "rules": CohortKind(
         "rules", _rules, "clinex.cohort.rules.v1",
         "declarative criteria: medspaCy concepts with ConText, labs and time windows (the default)",
+    ),
+    "llm": CohortKind(
+        "llm", _llm, "clinex.cohort.llm.v1",
+        "one prompt per criterion over all notes to an LLM on an OpenAI-compatible server (docs/llm.md)",
     ),
 }
 """The one list of cohort model kinds: name -> :class:`CohortKind`."""

@@ -2,10 +2,13 @@
 
 The pipeline is ``spacy.blank("en")`` followed by
 
-1. ``clinex_line_sentencizer`` — a rule-based sentence splitter aware of clinical
-   layout: a line break starts a new sentence unless the next line continues the
-   previous one (it starts in lower case, or it is indented and is not a list
-   item); ``.``, ``?`` and ``!`` followed by a capital or digit also split.
+1. ``clinex_sentences`` — sentence boundaries from the package's one sentence
+   splitter (:func:`clinex.text.sentence_offsets` under
+   :data:`clinex.text.CLINICAL_NOTE_RULES`): a line break starts a new sentence
+   unless the next line continues the previous one (it starts in lower case, or
+   it is indented, and is not a list item); ``.``, ``?`` and ``!`` followed by one
+   space and a capital or digit also split. The component only copies the
+   splitter's character offsets onto the tokens (``is_sent_start``).
 2. ``medspacy_target_matcher`` — one literal (case-insensitive) rule per phrase of
    every criterion concept, written to the span group ``clinex_targets`` (spans may
    overlap: "aspirin" is a concept of two criteria).
@@ -34,14 +37,15 @@ References
 
 from __future__ import annotations
 
+import bisect
 import json
-import re
 import threading
 from collections.abc import Iterable
 from importlib import resources
 from typing import TYPE_CHECKING
 
 from clinex.context_rules import build_context_rules, sentinel_rule
+from clinex.text import CLINICAL_NOTE_RULES, sentence_offsets
 
 if TYPE_CHECKING:  # pragma: no cover
     from spacy.language import Language
@@ -53,7 +57,6 @@ SPAN_GROUP = "clinex_targets"
 
 _CACHE: dict[tuple[tuple[str, str], ...], "Language"] = {}
 _LOCK = threading.Lock()
-_BULLET = re.compile(r"\s*(?:[-*•]|\d{1,2}[.)]|[A-Za-z][.)]\s)")
 
 
 def context_rules_path() -> str:
@@ -61,43 +64,24 @@ def context_rules_path() -> str:
     return str(resources.files("clinex.resources") / "context" / "clinex_context_rules.json")
 
 
-def _register_sentencizer() -> None:
+def _register_sentences() -> None:
     from spacy.language import Language
 
-    if "clinex_line_sentencizer" in Language.factories:
+    if "clinex_sentences" in Language.factories:
         return
 
-    @Language.component("clinex_line_sentencizer")
-    def line_sentencizer(doc):  # type: ignore[no-untyped-def]
-        """Set ``is_sent_start`` from line layout and end punctuation."""
-        text = doc.text
-        prev = None
-        for i, tok in enumerate(doc):
-            if i == 0:
-                tok.is_sent_start = True
-                prev = tok
-                continue
-            start = False
-            if "\n" in prev.text or prev.whitespace_.count("\n"):
-                nl = prev.text.count("\n") + prev.whitespace_.count("\n")
-                if nl >= 2:
-                    start = True
-                else:
-                    line_start = text.rfind("\n", 0, tok.idx) + 1
-                    line = text[line_start : line_start + 12]
-                    indented = line[:1] in (" ", "\t")
-                    if tok.text[:1].islower() and not _BULLET.match(line):
-                        start = False
-                    elif indented and not _BULLET.match(line):
-                        start = False
-                    else:
-                        start = True
-            elif prev.text in (".", "?", "!") and (tok.text[:1].isupper() or tok.text[:1].isdigit()):
-                start = True
-            elif prev.is_space:
-                start = False
-            tok.is_sent_start = start
-            prev = tok
+    @Language.component("clinex_sentences")
+    def clinex_sentences(doc):  # type: ignore[no-untyped-def]
+        """Set ``is_sent_start`` from :func:`clinex.text.sentence_offsets` (clinical-note rules).
+
+        The token at which a sentence of the splitter starts (or, were a start ever
+        inside a token, the token holding it) starts a sentence; every other token
+        does not, so whitespace between sentences stays with the sentence before.
+        """
+        idx = [tok.idx for tok in doc]
+        first = {bisect.bisect_right(idx, s) - 1 for s, _ in sentence_offsets(doc.text, **CLINICAL_NOTE_RULES)}
+        for tok in doc:
+            tok.is_sent_start = tok.i == 0 or tok.i in first
         return doc
 
 
@@ -139,18 +123,20 @@ def build_nlp(phrases: Iterable[str]) -> "Language":
     -------
     spacy.language.Language
     """
-    import medspacy  # noqa: F401  (registers the factories)
+    from clinex.context_rules import import_medspacy
+
+    import_medspacy()  # first: registers the factories, imports spaCy without probes
     import spacy
     from medspacy.section_detection import SectionRule
     from medspacy.target_matcher import TargetRule
 
-    _register_sentencizer()
+    _register_sentences()
     nlp = spacy.blank("en")
     # A dash bullet ("-NSTEMI 2 weeks ago", "-no MI") is its own token, so the concept
     # and the cue after it are found (spaCy's English prefixes leave "-no" whole).
     prefixes = [r"-(?=[A-Za-z])", *nlp.Defaults.prefixes]
     nlp.tokenizer.prefix_search = spacy.util.compile_prefix_regex(prefixes).search
-    nlp.add_pipe("clinex_line_sentencizer")
+    nlp.add_pipe("clinex_sentences")
     matcher = nlp.add_pipe(
         "medspacy_target_matcher", config={"result_type": "group", "span_group_name": SPAN_GROUP, "prune": False}
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import typer
 
+from clinex.llm.options import llm_options  # light: typer only
 from clinex.rob.evidence import AUTO_KIND as _AUTO_KIND  # light: models import lazily
 from clinex.rob.evidence import model_names as _evidence_names
 
@@ -19,6 +20,7 @@ app = typer.Typer(no_args_is_help=True, pretty_exceptions_show_locals=False)
 
 
 @app.command("assess")
+@llm_options
 def assess_cmd(
     inputs: list[str] = typer.Argument(
         ..., help="Trial reports: .pdf, .txt, .xml (JATS/PMC), .html, or folders of them."

@@ -68,6 +68,12 @@ def _load_cues() -> "EvidenceModel":
     return CueEvidenceModel()
 
 
+def _load_llm() -> "EvidenceModel":
+    from clinex.rob.evidence.llm import LLMEvidenceModel
+
+    return LLMEvidenceModel()
+
+
 def _load_sentence() -> "EvidenceModel":
     path = default_model_path()
     if path.is_file():
@@ -86,6 +92,8 @@ REGISTRY: dict[str, EvidenceKind] = {
     "cues": EvidenceKind("cues", _load_cues, "clinex.rob.cues.v1", "the packaged cue lexicon"),
     "sentence": EvidenceKind("sentence", _load_sentence, "clinex.rob.sentence.v1",
                              "TF-IDF + logistic regression per SQ, trained by 'clinex rob train'"),
+    "llm": EvidenceKind("llm", _load_llm, "clinex.rob.llm.v1",
+                        "one prompt per SQ to an LLM on an OpenAI-compatible server (CLINEX_LLM_*; docs/llm.md)"),
 }
 """The one list of evidence model names: name -> :class:`EvidenceKind`. Adding a kind here
 makes the CLI, the web API and ``clinex batch rob`` accept it."""

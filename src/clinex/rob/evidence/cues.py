@@ -245,7 +245,7 @@ class CueEvidenceModel:
         gave mean SQ token F1 7.69, 11.02, 10.50, 10.97, 11.10 %; docs/rob.md).
     max_chars : int
         Longest evidence segment in characters (see
-        :func:`~clinex.rob.evidence.segment.segment_text`).
+        :func:`~clinex.rob.evidence.segment.segment_document`).
 
     Attributes
     ----------

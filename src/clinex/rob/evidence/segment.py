@@ -2,91 +2,25 @@
 
 Text extracted from PDF pages often glues sentences together
 (``"...from hospital.Design Single blind..."``) and runs table rows into one
-long line, so :func:`clinex.text.split_sentences` (which needs whitespace after
-a full stop) under-splits it. :func:`segment_document` splits each page on its
-own, also at a full stop directly followed by an upper-case letter after a
-lower-case letter or digit, and cuts segments longer than ``max_chars`` at
-whitespace. A blank line always ends a segment. Segments never cross a section
+long line, so :func:`segment_document` splits each page on its own with the
+package's one sentence splitter (:func:`clinex.text.sentence_offsets`) under the
+trial-report rules (:data:`clinex.text.TRIAL_REPORT_RULES`: a single line break
+never ends a sentence, a blank line always does, a full stop glued to the next
+capitalised word also does, :data:`clinex.text.TRIAL_ABBREVIATIONS`), and cuts
+segments longer than ``max_chars`` at whitespace. Segments never cross a section
 heading (:func:`clinex.rob.sections.find_headings`) or a short sub-heading line
 ("Study design" alone on its line before a capitalised line) or a run-in label
 ("Background:" in a structured abstract), and the heading text itself is left
-out of every segment. Offsets are always into
-``Document.text`` (half-open).
+out of every segment. Offsets are always into ``Document.text`` (half-open).
 """
 
 from __future__ import annotations
 
 import re
 
-from clinex.text import Document
+from clinex.text import TRIAL_REPORT_RULES, Document, sentence_offsets
 
-__all__ = ["heading_ranges", "normalise", "segment_document", "segment_text"]
-
-# A boundary: sentence-final punctuation, optional closing quote/bracket, then either
-# whitespace before an upper-case letter/digit/opening quote, or (glued PDF text) an
-# upper-case letter right after a lower-case letter or digit and the full stop.
-_BOUNDARY = re.compile(
-    r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])"
-    r"|(?<=[a-z0-9][.!?])(?=[A-Z][a-z])"
-    r"|\n\s*\n"
-)
-_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|vs|Fig|Figs|al|approx|No|Dr|Mr|Mrs|Ms|ca|cf)|\b[A-Z])\.$")
-
-
-def segment_text(text: str, start: int = 0, end: int | None = None, *,
-                 max_chars: int = 500) -> list[tuple[int, int]]:
-    """Split ``text[start:end]`` into sentence-like segments.
-
-    Parameters
-    ----------
-    text : str
-        The whole document text.
-    start, end : int
-        Character range to split (default: all of ``text``).
-    max_chars : int
-        Longest segment in characters; longer ones (tables, run-on PDF lines) are
-        cut at the last whitespace before the limit.
-
-    Returns
-    -------
-    list of (int, int)
-        Half-open character offsets into ``text``, in order, without leading or
-        trailing whitespace; empty segments are dropped.
-    """
-    end = len(text) if end is None else end
-    out: list[tuple[int, int]] = []
-    cur = start
-    for m in _BOUNDARY.finditer(text, start, end):
-        cut = m.start()
-        if cut <= cur:
-            continue
-        if _ABBREV.search(text[max(cur, cut - 8):cut]) and "\n\n" not in re.sub(r"[ \t]", "", m.group(0)):
-            continue  # "al." / "Y." is no sentence end, but a blank line always is
-        _emit(text, cur, cut, max_chars, out)
-        cur = m.end()
-    _emit(text, cur, end, max_chars, out)
-    return out
-
-
-def _emit(text: str, s: int, e: int, max_chars: int, out: list[tuple[int, int]]) -> None:
-    while s < e and text[s].isspace():
-        s += 1
-    while e > s and text[e - 1].isspace():
-        e -= 1
-    while e - s > max_chars:
-        cut = text.rfind(" ", s + max_chars // 2, s + max_chars)
-        if cut == -1:
-            cut = s + max_chars
-        piece_end = cut
-        while piece_end > s and text[piece_end - 1].isspace():
-            piece_end -= 1
-        if piece_end > s:
-            out.append((s, piece_end))
-        s = cut
-        while s < e and text[s].isspace():
-            s += 1
-    if e > s:
-        out.append((s, e))
+__all__ = ["heading_ranges", "normalise", "segment_document"]
 
 
 def segment_document(document: Document, *, max_chars: int = 500) -> list[tuple[int, int]]:
@@ -97,7 +31,9 @@ def segment_document(document: Document, *, max_chars: int = 500) -> list[tuple[
     document : Document
         With or without ``pages``; without pages the whole text is one range.
     max_chars : int
-        See :func:`segment_text`.
+        Longest segment in characters; longer ones (tables, run-on PDF lines) are
+        cut at the last whitespace before the limit (``max_chars`` of
+        :func:`clinex.text.sentence_offsets`).
 
     Returns
     -------
@@ -114,10 +50,10 @@ def segment_document(document: Document, *, max_chars: int = 500) -> list[tuple[
             if ge <= cur or gs >= end:
                 continue
             if gs > cur:
-                out.extend(segment_text(text, cur, gs, max_chars=max_chars))
+                out.extend(sentence_offsets(text, cur, gs, **TRIAL_REPORT_RULES, max_chars=max_chars))
             cur = max(cur, ge)
         if cur < end:
-            out.extend(segment_text(text, cur, end, max_chars=max_chars))
+            out.extend(sentence_offsets(text, cur, end, **TRIAL_REPORT_RULES, max_chars=max_chars))
     return out
 
 

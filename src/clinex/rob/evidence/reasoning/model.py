@@ -97,7 +97,7 @@ class RulesEvidenceModel:
     max_evidence : int, default 2
         Most evidence sentences per SQ (the deciding one first).
     max_chars : int, default 500
-        Longest segment (see :func:`~clinex.rob.evidence.segment.segment_text`).
+        Longest segment (see :func:`~clinex.rob.evidence.segment.segment_document`).
 
     Raises
     ------
