@@ -62,17 +62,25 @@ def test_pv_extract(client: TestClient) -> None:
     text = "A 45-year-old man developed rash after amoxicillin. He recovered."
     resp = client.post("/api/pv/extract", json={"text": text})
     assert resp.status_code == 200, resp.text
-    sentences = resp.json()["sentences"]
-    assert [s["record"]["context"] for s in sentences] == [
-        "A 45-year-old man developed rash after amoxicillin.",
-        "He recovered.",
-    ]
-    assert [(s["start"], s["end"]) for s in sentences] == [(0, 51), (52, 65)]
-    first = sentences[0]["record"]["annotations"][0]["events"]
-    assert first and first[0]["event_type"] == "Adverse_event"
-    trig = first[0]["Trigger"]
-    start = sentences[0]["start"] + trig["start"][0][0]
-    assert text[start : start + len(trig["text"][0][0])] == trig["text"][0][0]
+    body = resp.json()
+    assert list(body) == ["model", "id", "record", "sentences", "table", "drugs"]
+    sentences = body["sentences"]
+    # every offset is into the posted text: sentences by start/end, events by index into the record
+    assert [(s["id"], s["start"], s["end"]) for s in sentences] == [("text_1", 0, 51), ("text_2", 52, 65)]
+    assert [text[s["start"] : s["end"]] for s in sentences] == [
+        "A 45-year-old man developed rash after amoxicillin.", "He recovered."]
+    events = body["record"]["annotations"][0]["events"]
+    assert sentences[0]["events"] == list(range(len(events))) and events and sentences[1]["events"] == []
+    assert events[0]["event_type"] == "Adverse_event"
+    for ev in events:
+        for node in [ev["Trigger"], *(ev[r] for r in ("Subject", "Treatment", "Effect") if r in ev)]:
+            for texts, starts in zip(node["text"], node["start"]):
+                for t, start in zip(texts, starts):
+                    assert text[start : start + len(t)] == t
+    drug = next(d for d in body["drugs"] if d["text"] == "amoxicillin")
+    assert drug == {"start": 39, "end": 50, "text": "amoxicillin", "name": "Amoxicillin",
+                    "drugbank_id": "DB01060", "mesh_id": "D000900"}
+    assert body["table"][0]["normalised_drug"] == "Amoxicillin" and body["table"][0]["record"] == "text"
 
 
 def test_pv_extract_unknown_model_is_422(client: TestClient) -> None:
@@ -113,6 +121,7 @@ def test_pv_extract_empty_text_is_one_record_without_events(client: TestClient, 
     assert resp.status_code == 200, resp.text
     assert resp.json() == {
         "model": "clinex.pv.crf.v1",
+        "id": "text",
         "record": {
             "id": "text",
             "context": text,
@@ -120,19 +129,9 @@ def test_pv_extract_empty_text_is_one_record_without_events(client: TestClient, 
             "annotations": [{"events": []}],
             "model": "clinex.pv.crf.v1",
         },
-        "sentences": [
-            {
-                "start": 0,
-                "end": len(text),
-                "record": {
-                        "id": "s1",
-                        "context": text,
-                        "is_mult_event": False,
-                        "annotations": [{"events": []}],
-                        "model": "clinex.pv.crf.v1",
-                    },
-            }
-        ],
+        "sentences": [{"id": "text_1", "start": 0, "end": len(text), "event_probability": None, "events": []}],
+        "table": [],
+        "drugs": [],
     }
 
 
@@ -145,6 +144,245 @@ def test_pv_extract_model_is_the_versioned_id_for_every_kind(client: TestClient)
     assert event.source == "clinex.pv.crf.v1"  # the id is the provenance the CRF's events carry
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    for name in ("auto", "transformer"):
-        resp = client.post("/api/pv/extract", json={"text": "Rash after amoxicillin.", "model": name})
-        assert resp.status_code == 200 and resp.json()["model"] == "clinex.pv.transformer.v1"
+    from clinex.pv.models import model_id
+
+    resp = client.post("/api/pv/extract", json={"text": "Rash after amoxicillin.", "model": "transformer"})
+    assert resp.status_code == 200 and resp.json()["model"] == "clinex.pv.transformer.v1"
+    # auto: the id of the kind the registry picks (clinex.pv.models.REGISTRY)
+    resp = client.post("/api/pv/extract", json={"text": "Rash after amoxicillin.", "model": "auto"})
+    assert resp.status_code == 200 and resp.json()["model"] == model_id(load_model("auto"))
+
+
+# ----------------------------------------------------------------------------- issue 14: the page's API
+
+REPO = Path(__file__).resolve().parents[1]
+PV_TEXT = "Rash after penicillin. He recovered."
+URL = __import__("re").compile(r"(?:https?:)?//[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+
+
+def test_pages_and_openapi_reference_no_other_host(client: TestClient) -> None:
+    """Every page, our assets and the OpenAPI document name no external URL; the docs pages
+    load their scripts and styles from this server (the browser test records what they fetch)."""
+    import re
+
+    for path in ("/", "/static/app.js", "/static/app.css", "/openapi.json", "/docs", "/redoc"):
+        resp = client.get(path)
+        assert resp.status_code == 200, path
+        assert URL.findall(resp.text) == [], path
+    for path in ("/docs", "/redoc"):
+        refs = re.findall(r'(?:src|href)="([^"]+)"', client.get(path).text)
+        assert refs and all(r.startswith("/static-offline-docs/") for r in refs), refs
+        for r in refs:
+            assert client.get(r).status_code == 200, r
+    # ReDoc's bundle would draw its logo from cdn.redoc.ly: served with a local one instead
+    bundle = client.get("/static-offline-docs/redoc.standalone.js").text
+    assert "cdn.redoc.ly" not in bundle and "/static-offline-docs/favicon.png" in bundle
+    page = client.get("/").text
+    assert re.findall(r'(?:src|href)="([^"#]+)"', page) == ["data:,", "/static/app.css", "/docs", "/redoc",
+                                                           "/static/app.js"]
+
+
+def test_serve_binds_loopback_by_default() -> None:
+    import inspect
+
+    from clinex.cli import serve
+
+    assert inspect.signature(serve).parameters["host"].default.default == "127.0.0.1"
+
+
+def test_models_lists_each_registry(client: TestClient) -> None:
+    from clinex.cohort.models import model_names as cohort_names
+    from clinex.pv.models import model_names as pv_names
+    from clinex.rob.evidence import model_names as rob_names
+
+    assert client.get("/api/models").json() == {
+        "pv": list(pv_names()), "rob": list(rob_names()), "cohort": list(cohort_names())}
+
+
+def _cli(args: list[str]) -> None:
+    from typer.testing import CliRunner
+
+    import clinex.cli as root
+
+    res = CliRunner().invoke(root.app, args)
+    assert res.exit_code == 0, res.output
+
+
+def test_pv_downloads_are_what_the_cli_writes(client: TestClient, tmp_path: Path) -> None:
+    import io
+    import zipfile
+
+    src = tmp_path / "notes.txt"
+    src.write_text(PV_TEXT, "utf-8")
+    _cli(["pv", "extract", "-i", str(src), "-o", str(tmp_path / "cli.json"), "--model", "crf"])
+    _cli(["pv", "extract", "-i", str(src), "-o", str(tmp_path / "brat"), "--format", "brat", "--model", "crf"])
+    params = {"filename": "notes.txt", "model": "crf"}
+    resp = client.post("/api/pv/upload", params={**params, "format": "phee"}, content=PV_TEXT.encode())
+    assert resp.status_code == 200 and resp.headers["content-disposition"] == 'attachment; filename="notes.phee.json"'
+    assert resp.content == (tmp_path / "cli.json").read_bytes()
+    resp = client.post("/api/pv/upload", params={**params, "format": "brat"}, content=PV_TEXT.encode())
+    with zipfile.ZipFile(io.BytesIO(resp.content)) as z:
+        assert sorted(z.namelist()) == sorted(p.name for p in (tmp_path / "brat").iterdir())
+        for p in (tmp_path / "brat").iterdir():
+            assert z.read(p.name) == p.read_bytes(), p.name
+    resp = client.post("/api/pv/upload", params={**params, "format": "csv"}, content=PV_TEXT.encode())
+    assert resp.headers["content-type"] == "text/csv; charset=utf-8"
+    assert resp.text == (
+        "record,event,event_type,trigger,trigger_probability,subject,treatment,drug,dose,route,effect,"
+        "negated,speculated,severity,normalised_drug\n"
+        "notes,1,Adverse_event,after,0.9778,,penicillin,penicillin,,,Rash,,,,Penicillins\n")
+    # the pasted-text endpoint gives the same files for the same text (ids text_1, text_2)
+    resp = client.post("/api/pv/extract", params={"format": "phee"}, json={"text": PV_TEXT, "model": "crf"})
+    assert resp.content == (tmp_path / "cli.json").read_bytes().replace(b'"notes_', b'"text_')
+    bad = client.post("/api/pv/extract", params={"format": "docx"}, json={"text": PV_TEXT})
+    assert bad.status_code == 422 and bad.json()["error"]["field"] == "format"
+
+
+def test_pv_upload_jsonl_records_are_read_whole(client: TestClient) -> None:
+    from clinex.pv.formats.phee_json import to_phee_dict
+    from clinex.pv.pipeline import extract_records
+
+    lines = b'{"id": "a", "text": "Rash after penicillin. He recovered."}\n{"id": "b", "context": "Nausea."}\n'
+    resp = client.post("/api/pv/upload", params={"filename": "x.jsonl", "model": "crf"}, content=lines)
+    assert resp.status_code == 200, resp.text
+    docs = resp.json()["documents"]
+    expected = extract_records([("a", "Rash after penicillin. He recovered."), ("b", "Nausea.")], model="crf")
+    assert [d["record"] for d in docs] == [to_phee_dict(e) for e in expected]
+    assert [[(s["start"], s["end"]) for s in d["sentences"]] for d in docs] == [[(0, 36)], [(0, 7)]]
+    err = client.post("/api/pv/upload", params={"filename": "x.jsonl"}, content=b"").json()["error"]
+    assert err["message"] == "[CLX001] x.jsonl: no records (empty JSON lines file)"
+
+
+def test_uploads_are_sniffed(client: TestClient) -> None:
+    cases = [
+        ("/api/rob/assess", "t.pdf", b"Methods. Randomised.", "[CLX002] t.pdf: not a PDF file (it does not start with %PDF)"),
+        ("/api/rob/report", "t.pdf", b"", "[CLX002] t.pdf: not a PDF file (an empty file)"),
+        ("/api/rob/assess", "t.xml", b"<article><body>", "[CLX002] t.xml:1: not well-formed XML (no element found)"),
+        ("/api/cohort/screen", "p.xml", b'<!DOCTYPE p [<!ENTITY e "x">]><p>&e;</p>',
+         "[CLX002] p.xml: XML refused (EntitiesForbidden: entities and external DTDs are not read)"),
+    ]
+    for url, name, body, message in cases:
+        resp = client.post(url, params={"filename": name}, content=body)
+        assert resp.status_code == 422 and resp.json()["error"]["message"] == message, (url, resp.text)
+
+
+def test_rob_report_is_the_cli_report(client: TestClient, tmp_path: Path) -> None:
+    from clinex.rob.assess import assess, load_trial
+    from clinex.rob.evidence import load_evidence_model
+    from clinex.rob.report import render_html
+
+    resp = client.post("/api/rob/report", params={"filename": "trial.txt", "model": "cues"}, content=TRIAL.encode())
+    assert resp.status_code == 200, resp.text
+    body = resp.json()
+    path = tmp_path / "trial.txt"
+    path.write_text(TRIAL, "utf-8")
+    doc = load_trial(path)
+    doc = doc.model_copy(update={"meta": {**doc.meta, "source": "trial.txt"}})
+    result = assess(doc, load_evidence_model("cues")).model_copy(update={"source": "trial.txt"})
+    assert body == {"assessment": result.model_dump(mode="json"), "html": render_html(result, doc)}
+    assert body["assessment"] == client.post("/api/rob/assess", params={"filename": "trial.txt", "model": "cues"},
+                                             content=TRIAL.encode()).json()
+
+
+def test_rob_plot_and_robvis_of_several_trials(client: TestClient, tmp_path: Path) -> None:
+    a = client.post("/api/rob/assess", params={"filename": "t.txt", "model": "cues"}, content=TRIAL.encode()).json()
+    resp = client.post("/api/rob/robvis", json={"assessments": [a, a]})
+    assert resp.status_code == 200 and resp.headers["content-disposition"] == 'attachment; filename="robvis.csv"'
+    risks = ",".join(d["risk"] for d in a["domains"])
+    assert resp.text == (f"Study,D1,D2,D3,D4,D5,Overall,Weight\nt,{risks},{a['overall']},1\n"
+                         f"t-2,{risks},{a['overall']},1\n")  # a repeated id is numbered, as the CLI names files
+    png = client.post("/api/rob/plot", json={"assessments": [a, a]})
+    assert png.status_code == 200 and png.headers["content-type"] == "image/png"
+    assert png.content.startswith(b"\x89PNG\r\n\x1a\n")
+    one = client.post("/api/rob/json", json={"assessments": [a]})
+    assert one.headers["content-disposition"] == 'attachment; filename="t.rob.json"'
+    from clinex.rob.report import read_json
+
+    path = tmp_path / "t.rob.json"
+    path.write_bytes(one.content)
+    assert read_json(path).model_dump(mode="json") == a  # the CLI's reader takes it back
+    bad = client.post("/api/rob/robvis", json={"assessments": [{"document_id": "x"}]})
+    assert bad.status_code == 422 and bad.json()["error"]["message"].startswith("[CLX005] field 'assessments': assessment 1: ")
+    empty = client.post("/api/rob/plot", json={"assessments": []})
+    assert empty.json()["error"]["message"] == "[CLX001] field 'assessments': no assessments"
+
+
+NOTES = {
+    "2071-03-10_clinic.txt": "HPI: 62 yo man with DM2 and HTN. Had an NSTEMI 2 weeks ago. HbA1c 7.2%. "
+                             "Takes aspirin 81 mg daily.\n",
+    "2071-09-02_visit.txt": "Record date: 2071-09-02\n\nCreatinine 2.1 mg/dL. Denies chest pain.\n",
+}
+
+
+def test_cohort_patient_from_dated_notes(client: TestClient) -> None:
+    files = [{"name": k, "text": v} for k, v in NOTES.items()]
+    resp = client.post("/api/cohort/patient", json={"files": files})
+    assert resp.status_code == 200, resp.text
+    view = resp.json()
+    assert (view["patient"], view["source"], view["model"], view["now"], view["warning"]) == (
+        "patient", "2071-03-10_clinic.txt, 2071-09-02_visit.txt", "clinex.cohort.rules.v1", "2071-09-02", None)
+    assert view["records"] == [{"start": 0, "end": 123, "date": "2071-03-10"},
+                               {"start": 225, "end": 290, "date": "2071-09-02"}]
+    (ev,) = view["decisions"]["CREATININE"]["evidence"]
+    assert view["text"][ev["start"] : ev["end"]] == ev["sentence"] == "Creatinine 2.1 mg/dL. Denies chest pain."
+    assert (ev["record_date"], view["decisions"]["CREATININE"]["label"]) == ("2071-09-02", "met")
+
+
+def test_cohort_downloads_are_what_the_cli_writes(client: TestClient, tmp_path: Path) -> None:
+    src = REPO / "tests" / "data" / "cohort" / "t04_labs.xml"
+    crit = REPO / "src" / "clinex" / "resources" / "criteria" / "n2c2" / "hba1c.yaml"
+    body = {"files": [{"name": src.name, "text": src.read_text("utf-8")}],
+            "criteria": [{"name": crit.name, "text": crit.read_text("utf-8")}]}
+    for fmt, out, name in (("json", tmp_path / "x.json", "t04_labs.cohort.json"),
+                           ("csv", tmp_path / "x.csv", "t04_labs.cohort.csv"),
+                           ("xml", tmp_path / "xml", "t04_labs.xml")):
+        _cli(["cohort", "screen", str(src), "-o", str(out), "-c", str(crit), "-q"])
+        resp = client.post("/api/cohort/patient", params={"format": fmt}, json=body)
+        assert resp.status_code == 200, resp.text
+        assert resp.headers["content-disposition"] == f'attachment; filename="{name}"'
+        written = out / "t04_labs.xml" if fmt == "xml" else out
+        assert resp.content == written.read_bytes(), fmt
+    view = client.post("/api/cohort/patient", json=body).json()
+    assert list(view["decisions"]) == ["HBA1C"] and view["decisions"]["HBA1C"]["label"] == "met"
+
+
+def test_cohort_model_and_input_errors(client: TestClient) -> None:
+    notes = [{"name": k, "text": v} for k, v in NOTES.items()]
+    err = client.post("/api/cohort/patient", json={"files": notes, "model": "nosuch"}).json()["error"]
+    assert (err["code"], err["field"]) == ("CLX005", "model") and "not one of rules" in err["message"]
+    err = client.post("/api/cohort/screen", params={"filename": "p.xml", "model": "nosuch"}, content=b"<x/>").json()
+    assert err["error"]["field"] == "model"
+    err = client.post("/api/cohort/patient", json={"files": [{"name": "a.pdf", "text": "x"}]}).json()["error"]
+    assert err["message"] == "[CLX001] field 'files': a.pdf: expected an n2c2 .xml file or dated .txt notes"
+    bad_crit = {"files": notes, "criteria": [{"name": "mine.yaml", "text": "name: X\n"}]}
+    err = client.post("/api/cohort/patient", json=bad_crit).json()["error"]
+    assert err["message"].startswith("[CLX005] mine.yaml: ") and "clinex-web" not in err["message"]
+    err = client.post("/api/cohort/patient", json={"files": []}).json()["error"]
+    assert err["field"] == "files"
+
+
+def test_a_request_past_the_time_limit_is_504(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from clinex.web import app as web
+
+    def slow(*_: object) -> dict:
+        time.sleep(2.5)
+        return {}
+
+    monkeypatch.setattr(web, "_rob_work", slow)
+    client = TestClient(web.create_app(timeout=1))
+    start = time.monotonic()
+    resp = client.post("/api/rob/assess", params={"filename": "t.txt"}, content=TRIAL.encode())
+    assert time.monotonic() - start < 2.0
+    assert resp.status_code == 504
+    assert resp.json() == {"error": {"code": "CLX000", "field": None, "message":
+                           "[CLX000] the request took longer than 1 s (CLINEX_WEB_TIMEOUT) and was stopped"}}
+
+
+def test_limits_are_the_servers_settings() -> None:
+    client = TestClient(create_app(max_upload=4096, timeout=7))
+    assert client.get("/api/limits").json() == {"max_upload": 4096, "timeout": 7}
+    resp = client.post("/api/pv/extract", json={"text": "x" * 5000})
+    assert resp.status_code == 413 and resp.json()["error"]["message"] == (
+        "[CLX001] field 'body': request body larger than 4096 bytes")

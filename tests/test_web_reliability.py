@@ -240,7 +240,9 @@ def _request_head(s: Server, target: str, extra: str) -> bytes:
             f"Content-Type: application/octet-stream\r\n{extra}\r\n").encode()
 
 
-ENDPOINTS = ["/api/rob/assess?filename=big.pdf", "/api/cohort/screen?filename=big.xml", "/api/pv/extract"]
+ENDPOINTS = ["/api/rob/assess?filename=big.pdf", "/api/cohort/screen?filename=big.xml", "/api/pv/extract",
+             "/api/rob/report?filename=big.pdf", "/api/pv/upload?filename=big.txt", "/api/cohort/patient",
+             "/api/rob/plot"]
 
 
 @pytest.mark.parametrize("target", ENDPOINTS)

@@ -1,50 +1,87 @@
-"""FastAPI app serving the three tasks and one static page.
+"""FastAPI app serving the three tasks, their page and their API docs, all from this machine.
 
-Endpoints (JSON in, JSON out; the OpenAPI schema is at ``/openapi.json``):
+Pages (every asset served by the app itself; nothing is fetched from another host):
 
-- ``GET /`` — the single-page UI (``static/index.html``).
+- ``GET /`` — the page (``static/index.html``, ``static/app.css``, ``static/app.js``: plain
+  HTML, CSS and JavaScript, no build step) with three views: pharmacovigilance,
+  risk of bias, cohort selection.
+- ``GET /docs``, ``GET /redoc`` — Swagger UI and ReDoc from the files shipped in
+  ``fastapi-offline`` (under ``/static-offline-docs``); the schema is ``/openapi.json``.
+
+JSON API (every offset is characters into the text the client gave, half-open):
+
 - ``GET /api/health`` — ``{"status": "ok", "version": ...}``.
-- ``POST /api/pv/extract`` — body ``{"text": str, "model": "auto"|"crf"|"transformer",
-  "unit": "text"|"record"}``; returns ``{"model", "record", "sentences"}``: ``model`` is the
-  loaded model's versioned id (``clinex.pv.crf.v1``, ``clinex.pv.transformer.v1``; see
-  :func:`clinex.pv.models.model_id`), ``record`` the whole posted text in the PHEE JSON
+- ``GET /api/limits`` — ``{"max_upload": bytes, "timeout": seconds}`` of this server.
+- ``GET /api/models`` — ``{"pv": [...], "rob": [...], "cohort": [...]}``: the model names
+  each task endpoint accepts (the registries' kinds and ``auto``).
+- ``POST /api/pv/extract[?format=phee|brat|csv]`` — body ``{"text": str, "model":
+  "auto"|"crf"|"transformer", "unit": "text"|"record"}``. Returns ``{"model", "id",
+  "record", "sentences", "table", "drugs"}`` (see :func:`clinex.web.views.pv_document`):
+  ``model`` the loaded model's versioned id, ``record`` the whole text in the PHEE JSON
   schema with offsets into the posted text (the events of :func:`clinex.pv.extract`;
-  ``unit="record"`` passes the text to the model whole, never split, as a JSON line of
-  ``clinex pv extract -i x.jsonl`` or ``clinex batch pv``), ``sentences`` the sentences found in the text, each as ``{"start", "end", "record"}``:
-  the sentence's character offsets in the posted text and its events in the PHEE
-  JSON schema (offsets into the sentence, so add ``start`` for the posted text).
-  Empty or blank text gives one record with that text and no events, as
-  ``clinex pv extract ""``.
-- ``POST /api/cohort/screen?filename=NAME.xml`` — body: the bytes of one n2c2 XML
-  patient file; returns ``{criterion: {"label", "score", "evidence": [...]}}``, each
-  evidence item flat as :func:`clinex.cohort.screen.evidence_record` (the layout of
-  ``clinex cohort screen -o x.json`` and ``clinex batch cohort``).
-- ``POST /api/rob/assess?filename=NAME.pdf[&model=auto|rules|cues|sentence]`` — body: the
-  bytes of one trial (PDF, text, JATS XML); returns the
-  :class:`~clinex.rob.types.TrialAssessment` (``source`` = the uploaded file name).
+  ``unit="record"`` passes the text to the model whole, as one JSON line of ``clinex pv
+  extract -i x.jsonl``), ``sentences`` each sentence's ``start`` / ``end`` in the text and
+  the indices of its events in ``record``. Empty or blank text gives one record with no
+  events. With ``format``, the same extraction as a download: PHEE JSON lines of the
+  sentence records (ids ``text_1``, ``text_2``...: what ``clinex pv extract -i text.txt -o
+  x.json`` writes), a zip of brat ``.txt``/``.ann`` pairs (``clinex pv extract --format
+  brat``), or the event table as CSV.
+- ``POST /api/pv/upload?filename=NAME[&model=...][&format=...]`` — body: a ``.txt`` file
+  (split into sentences, as above) or JSON lines (``.jsonl``/``.json``/``.ndjson``, or a
+  first ``{``: ``{"id", "text"}`` or PHEE ``context`` records, each passed whole);
+  returns ``{"model", "documents": [...]}``, one document as above per input record.
+- ``POST /api/rob/assess?filename=NAME[&model=auto|rules|cues|sentence]`` — body: one
+  trial (PDF, text, JATS XML); returns the :class:`~clinex.rob.types.TrialAssessment`
+  (``source`` = the uploaded file name).
+- ``POST /api/rob/report?filename=NAME[&model=...]`` — the same, as ``{"assessment",
+  "html"}``: ``html`` is :func:`clinex.rob.report.render_html`, the report ``clinex rob
+  assess`` writes.
+- ``POST /api/rob/plot``, ``POST /api/rob/robvis``, ``POST /api/rob/json`` — body
+  ``{"assessments": [...]}`` (assessments as returned above); the traffic-light PNG of
+  :func:`clinex.rob.plot.plot_traffic_light`, the robvis CSV of
+  :func:`clinex.rob.robvis.write_robvis_csv`, and the ``<label>.rob.json`` files of
+  :func:`clinex.rob.report.write_json` (one file, or a zip of several), labelled as
+  ``clinex rob assess`` names its outputs.
+- ``POST /api/cohort/screen?filename=NAME.xml[&model=auto|rules]`` — body: the bytes of one
+  n2c2 XML patient file; returns ``{criterion: {"label", "score", "evidence": [...]}}``,
+  each evidence item as :func:`clinex.cohort.screen.evidence_record` (the layout of
+  ``clinex cohort screen -o x.json``).
+- ``POST /api/cohort/patient[?format=xml|json|csv]`` — body ``{"files": [{"name", "text"}],
+  "criteria": [{"name", "text"}], "model"}``: one n2c2 XML file, or the dated ``.txt``
+  notes of one patient (read as a notes folder,
+  :func:`clinex.cohort.formats.notes_folder.read_notes_folder`), and optional criterion
+  YAML files (default the 13 n2c2 criteria). Returns :func:`clinex.web.views.cohort_view`;
+  with ``format``, the file ``clinex cohort screen`` writes (n2c2 XML with TAGS filled,
+  JSON, CSV; :func:`clinex.cohort.screen.write_decisions`).
 
-Reliability
------------
-- The three task endpoints run their CPU work in a bounded pool of worker threads
+Safety and reliability
+----------------------
+- ``clinex serve`` binds 127.0.0.1 unless told otherwise.
+- The task endpoints run their CPU work in a bounded pool of worker threads
   (``workers``), never on the event loop, so ``/api/health`` and the page stay quick.
   At most ``workers + queue`` task requests are admitted at once; one more gets HTTP 503
   with ``Retry-After`` before its body is read.
+- Every task request has ``timeout`` seconds of work; past it the answer is 504 (the
+  worker thread cannot be interrupted: it finishes in the background and its result is
+  dropped).
 - Every request body is limited to ``max_upload`` bytes: a larger ``Content-Length`` is
   refused with 413 before anything is read, and a chunked body is counted as it streams
   in and refused with 413 as soon as it passes the limit. Uploads stream to disk.
+- Uploads are sniffed before a reader sees them: a ``.pdf`` must start with ``%PDF``, an
+  ``.xml`` must parse with defusedxml (no entity expansion, no external DTD).
 - Any ``filename`` is accepted: only its last path component is kept, control
   characters (NUL included) are dropped, long names are shortened; the bytes go to a
   private temporary folder that is removed after every request, failed ones included.
 - Every failure has one shape, ``{"error": {"code": "CLXnnn", "message": ..., "field": ...}}``:
   a :class:`~clinex.errors.ClinexError` is 422 (its message names the uploaded file,
   never the server's temporary path), a bad request 422 (``field`` names the parameter),
-  an unknown path 404, a wrong method 405, a too-large body 413, a full queue 503, and
-  an unexpected error 500 with a generic message (the traceback goes to the server log
-  only).
+  an unknown path 404, a wrong method 405, a too-large body 413, a full queue 503, a
+  request past its time limit 504, and an unexpected error 500 with a generic message
+  (the traceback goes to the server log only).
 
 The limits come from :func:`create_app`'s arguments, else from the environment
-(``CLINEX_WEB_MAX_UPLOAD`` bytes, ``CLINEX_WEB_WORKERS``, ``CLINEX_WEB_QUEUE``), so
-``clinex serve`` can be tuned without code.
+(``CLINEX_WEB_MAX_UPLOAD`` bytes, ``CLINEX_WEB_WORKERS``, ``CLINEX_WEB_QUEUE``,
+``CLINEX_WEB_TIMEOUT`` seconds), so ``clinex serve`` can be tuned without code.
 """
 
 from __future__ import annotations
@@ -58,7 +95,9 @@ import shutil
 import tempfile
 import threading
 import time
+import zipfile
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -68,20 +107,29 @@ import anyio.to_thread
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
 from clinex import __version__
-from clinex.errors import ClinexError, InputError, SchemaError
+from clinex.errors import ClinexError, FormatError, InputError, SchemaError
 
 __all__ = ["create_app"]
 
 _MAX_UPLOAD = 50 * 1024 * 1024  # bytes; a 300-page PDF is well below this
 _WORKERS = min(4, os.cpu_count() or 1)  # threads running task work at once
-_QUEUE = 32  # task requests admitted beyond the running ones
-_HEAVY = frozenset({"/api/pv/extract", "/api/cohort/screen", "/api/rob/assess"})
+_QUEUE = 64  # task requests admitted beyond the running ones (issue 14: 50 concurrent clients get in)
+_TIMEOUT = 300  # seconds of work per task request; a 300-page PDF takes well under this
+_HEAVY = frozenset({
+    "/api/pv/extract", "/api/pv/upload", "/api/cohort/screen", "/api/cohort/patient",
+    "/api/rob/assess", "/api/rob/report", "/api/rob/plot", "/api/rob/robvis", "/api/rob/json",
+})
 _MAX_DISK_NAME = 200  # bytes of a temporary file's name (file systems allow 255)
 _MAX_NAME = 255  # characters of the uploaded name kept for messages and ``source``
+_JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
+_PVFormat = Literal["phee", "brat", "csv"]  # downloads of PV results
+_CohortFormat = Literal["xml", "json", "csv"]  # downloads of cohort results
 
 
 Scope = dict[str, Any]
@@ -140,6 +188,8 @@ async def _send_error(send: Send, status: int, content: dict[str, Any],
 
 _GC_LOCK = threading.Lock()
 _gc_baseline = [0]  # objects frozen after the last full collection
+_gc_calls = [0]  # settles since the frozen set was last counted
+_GC_COUNT_EVERY = 200  # settles between two counts of the frozen set (see below)
 
 
 def _settle_garbage() -> None:
@@ -151,18 +201,27 @@ def _settle_garbage() -> None:
     Collecting right after each task, with everything older frozen, walks only what is
     new. Freezing can keep cyclic garbage of a task still running in another thread, so
     once the frozen set has grown by half since the last full collection, it is
-    unfrozen and collected in full (rarely: the growth is geometric).
+    unfrozen and collected in full (rarely: the growth is geometric). Counting the
+    frozen set (:func:`gc.get_freeze_count`) walks it too (35 ms for the ~580,000
+    objects of a loaded CRF on this machine, measured), so it is counted only every
+    200th settle: a one-sentence PV request is ~7 ms of work, and counting on each would
+    multiply it by six (bench/web_load.py).
     """
     if not _GC_LOCK.acquire(blocking=False):  # one thread at a time; a busy one skips
         return
     try:
-        full = not _gc_baseline[0] or gc.get_freeze_count() > 1.5 * _gc_baseline[0]
+        full = not _gc_baseline[0]
+        _gc_calls[0] += 1
+        if not full and _gc_calls[0] >= _GC_COUNT_EVERY:
+            _gc_calls[0] = 0
+            full = gc.get_freeze_count() > 1.5 * _gc_baseline[0]
         if full:
             gc.unfreeze()
         gc.collect()
         gc.freeze()
         if full:
             _gc_baseline[0] = gc.get_freeze_count()
+            _gc_calls[0] = 0
     finally:
         _GC_LOCK.release()
 
@@ -174,9 +233,10 @@ class _Pool:
     so a plain integer is enough); ``run`` runs a function on one of ``workers`` threads.
     """
 
-    def __init__(self, workers: int, queue: int) -> None:
+    def __init__(self, workers: int, queue: int, timeout: int = _TIMEOUT) -> None:
         self.workers = workers
         self.queue = queue
+        self.timeout = timeout
         self.active = 0
         self._limiter: anyio.CapacityLimiter | None = None
         self._seconds = 1.0  # running mean of one task's duration, for Retry-After
@@ -195,22 +255,46 @@ class _Pool:
         return max(1, min(120, math.ceil(self._seconds * self.active / self.workers)))
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Response:
-        """``fn(*args)`` on a worker thread, encoded as a JSON response there too (encoding
-        a large result on the event loop would stall every other request)."""
+        """``fn(*args)`` on a worker thread, encoded there too (encoding a large result on
+        the event loop would stall every other request): a dict as JSON, a :class:`_File`
+        as a download. Raises :class:`_TimedOut` after ``timeout`` seconds."""
         if self._limiter is None:  # created inside the event loop it belongs to
             self._limiter = anyio.CapacityLimiter(self.workers)
 
-        def timed() -> bytes:
+        def timed() -> bytes | _File:
             start = time.perf_counter()
             try:
-                return json.dumps(fn(*args), ensure_ascii=False, allow_nan=False,
+                result = fn(*args)
+                if isinstance(result, _File):
+                    return result
+                return json.dumps(result, ensure_ascii=False, allow_nan=False,
                                   separators=(",", ":")).encode("utf-8")
             finally:
                 self._seconds = 0.8 * self._seconds + 0.2 * (time.perf_counter() - start)
                 _settle_garbage()
 
-        body = await anyio.to_thread.run_sync(timed, limiter=self._limiter)
+        try:
+            with anyio.fail_after(self.timeout):
+                body = await anyio.to_thread.run_sync(timed, limiter=self._limiter, abandon_on_cancel=True)
+        except TimeoutError:
+            raise _TimedOut(self.timeout) from None
+        if isinstance(body, _File):
+            return Response(content=body.content, media_type=body.media_type,
+                            headers={"Content-Disposition": f'attachment; filename="{_ascii_name(body.filename)}"'})
         return Response(content=body, media_type="application/json")
+
+
+class _TimedOut(Exception):
+    """A task request ran past the time limit (answered 504)."""
+
+    def __init__(self, seconds: int) -> None:
+        super().__init__(seconds)
+        self.seconds = seconds
+
+
+def _ascii_name(name: str) -> str:
+    """A download name safe inside a quoted ``Content-Disposition`` value."""
+    return re.sub(r'[^A-Za-z0-9._-]', "_", name)[:200] or "download"
 
 
 class _Guard:
@@ -328,6 +412,17 @@ def _renamed(exc: ClinexError, folder: Path, display: str) -> ClinexError:
     return exc
 
 
+def _scrub(exc: ClinexError, folders: list[Path]) -> ClinexError:
+    """The same error without the server's folders: paths under them keep only their
+    file name (a criterion file's content-hash folder goes too)."""
+    for folder in folders:
+        pattern = re.compile(re.escape(str(folder)) + r"(?:[/\\](?:[0-9a-f]{32}|patient))?[/\\]?")
+        if exc.path is not None:
+            exc.path = pattern.sub("", exc.path)
+        exc.message = pattern.sub("", exc.message)
+    return exc
+
+
 def _check_pv_model(name: str) -> None:
     """Only the registry's model names (:data:`clinex.pv.models.REGISTRY`): a web client
     must not probe server paths."""
@@ -335,6 +430,14 @@ def _check_pv_model(name: str) -> None:
 
     if name not in model_names():
         raise SchemaError(unknown_model_message(name, folders=False), field="model")
+
+
+def _check_cohort_model(name: str) -> None:
+    """Only the registry's cohort model names (:data:`clinex.cohort.models.REGISTRY`)."""
+    from clinex.cohort.models import model_names, unknown_model_message
+
+    if name not in model_names():
+        raise SchemaError(unknown_model_message(name), field="model")
 
 
 def _check_rob_model(name: str) -> None:
@@ -345,47 +448,391 @@ def _check_rob_model(name: str) -> None:
         raise SchemaError(unknown_model_message(name, files=False), field="model")
 
 
+# ----------------------------------------------------------------------------- sniffing
+
+
+def _sniff(path: Path, display: str) -> None:
+    """Refuse an upload whose bytes do not match its name, before a reader opens it.
+
+    A ``.pdf`` must start with ``%PDF`` (the PDF header, ISO 32000-1 section 7.5.2; clinex
+    does not accept the junk before it that some readers tolerate); an ``.xml`` must be
+    well-formed XML as defusedxml parses it (entity declarations and external DTDs are
+    refused).
+
+    Raises
+    ------
+    FormatError
+        Naming the uploaded file (never the server's temporary path).
+    """
+    suffix = Path(display).suffix.lower()
+    if suffix == ".pdf":
+        with path.open("rb") as fh:
+            head = fh.read(5)
+        if not head.startswith(b"%PDF"):
+            what = "an empty file" if not head else "it does not start with %PDF"
+            raise FormatError(f"not a PDF file ({what})", path=display)
+    elif suffix == ".xml":
+        from xml.etree.ElementTree import ParseError
+
+        from defusedxml import ElementTree
+        from defusedxml.common import DefusedXmlException
+
+        try:
+            ElementTree.parse(str(path))
+        except ParseError as exc:
+            line = exc.position[0] if getattr(exc, "position", None) else None
+            raise FormatError(f"not well-formed XML ({str(exc).split(':')[0]})", path=display, line=line) from None
+        except DefusedXmlException as exc:
+            raise FormatError(f"XML refused ({type(exc).__name__}: entities and external DTDs are not read)",
+                              path=display) from None
+
+
 # ----------------------------------------------------------------------------- task work (worker threads)
 
 
 _PV_LOCK = threading.Lock()  # one loaded model per kind, shared: the CRF tagger and the
 # fast tokenizers are not thread-safe, so pv work runs one request at a time
+_PLOT_LOCK = threading.Lock()  # matplotlib's rc settings are process-wide
 
 
-def _pv_work(text: str, model_name: str, unit: str = "text") -> dict[str, Any]:
-    """``record``: the whole text, offsets into the text given (the same
-    :func:`clinex.pv.pipeline.extract_text` as :func:`clinex.pv.extract`, or with
-    ``unit="record"`` the record path of ``clinex pv extract -i x.jsonl``);
-    ``sentences``: the same events per sentence (for the page), offsets into that
-    sentence, which starts at ``start`` in the text."""
-    from clinex.pv.formats.phee_json import to_phee_dict
+@dataclass(frozen=True)
+class _File:
+    """A download: its bytes, media type and the file name offered to the browser."""
+
+    content: bytes
+    media_type: str
+    filename: str
+
+
+def _pv_records(records: list[tuple[str, str]], model_name: str) -> tuple[str, list[Any]]:
+    """(model id, records) of JSON-lines records, each passed to the model whole."""
+    from clinex.pv.models import load_model, model_id
+    from clinex.pv.pipeline import extract_records
+
+    with _PV_LOCK:
+        model = load_model(model_name)
+        items = extract_records(records, model=model)
+    return model_id(model), items
+
+
+def _pv_text(text: str, model_name: str, unit: str, name: str) -> tuple[str, Any, list[Any]]:
+    """(model id, whole record, [(start, end, sentence record)]) of plain text."""
     from clinex.pv.models import load_model, model_id
     from clinex.pv.pipeline import extract_text_sentences
 
     with _PV_LOCK:
         model = load_model(model_name)
-        whole, sentences = extract_text_sentences(text, model=model, sentence_prefix="s", split=unit == "text")
-    out = [{"start": start, "end": end, "record": to_phee_dict(item)} for start, end, item in sentences]
-    return {"model": model_id(model), "record": to_phee_dict(whole), "sentences": out}
+        whole, sentences = extract_text_sentences(text, model=model, record_id=name, split=unit == "text")
+    return model_id(model), whole, sentences
 
 
-def _cohort_work(path: Path) -> dict[str, Any]:
-    from clinex.cohort import screen
+def _pv_export(fmt: str, name: str, items: list[Any], rows: list[dict[str, Any]]) -> _File:
+    """The download of PV results: PHEE JSON lines, a zip of brat pairs, or the event table."""
+    from clinex.web.views import pv_csv
+
+    if fmt == "csv":
+        return _File(pv_csv(rows).encode("utf-8"), "text/csv; charset=utf-8", f"{name}.events.csv")
+    folder = Path(tempfile.mkdtemp(prefix="clinex-web-"))
+    try:
+        if fmt == "phee":
+            from clinex.pv.formats.phee_json import write_phee_json
+
+            out = folder / "out.json"
+            write_phee_json(items, out)
+            return _File(out.read_bytes(), "application/json", f"{name}.phee.json")
+        from clinex.pv.formats.brat import write_brat
+
+        notes: list[str] = []
+        for item in items:
+            write_brat(item, folder / "brat", on_warning=notes.append)
+        buf = folder / "brat.zip"
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            for p in sorted((folder / "brat").iterdir()):
+                z.write(p, p.name)
+            if notes:
+                z.writestr("WARNINGS.txt", "\n".join(notes) + "\n")
+        return _File(buf.read_bytes(), "application/zip", f"{name}.brat.zip")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _pv_work(text: str, model_name: str, unit: str = "text", fmt: str | None = None) -> Any:
+    """Pasted text: the page's view (:func:`clinex.web.views.pv_document`) or a download."""
+    from clinex.web.views import pv_document
+
+    mid, whole, sentences = _pv_text(text, model_name, unit, "text")
+    doc = pv_document(whole, sentences)
+    if fmt is not None:
+        return _pv_export(fmt, "text", [item for _, _, item in sentences], doc["table"])
+    return {"model": mid, **doc}
+
+
+def _pv_upload_work(path: Path, display: str, model_name: str, fmt: str | None) -> Any:
+    """An uploaded ``.txt`` (split into sentences) or JSON-lines file (records whole)."""
+    from clinex.io.textfile import decode_text
+    from clinex.web.views import pv_document
+
+    data = path.read_bytes()
+    stem = Path(display).stem or "text"
+    head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if Path(display).suffix.lower() in _JSONL_SUFFIXES or head.startswith(b"{"):
+        from clinex.io.jsonl import parse_jsonl_data
+
+        records = [(r.id, r.text) for r in parse_jsonl_data(data, path=display, text_field="text",
+                                                             fallback_text_field="context")]
+        if not records:
+            raise InputError("no records (empty JSON lines file)", path=display)
+        mid, items = _pv_records(records, model_name)
+        docs = [pv_document(item, [(0, len(item.text), item)]) for item in items]
+        sentence_items = items
+    else:
+        text = decode_text(data, path=display)
+        mid, whole, sentences = _pv_text(text, model_name, "text", stem)
+        docs = [pv_document(whole, sentences)]
+        sentence_items = [item for _, _, item in sentences]
+    if fmt is not None:
+        return _pv_export(fmt, stem, sentence_items, [row for d in docs for row in d["table"]])
+    return {"model": mid, "documents": docs}
+
+
+def _read_patient(path: Path, display: str) -> Any:
     from clinex.cohort.formats.n2c2_xml import read_patient
+
+    return read_patient(path).model_copy(update={"source": display})
+
+
+def _cohort_work(path: Path, display: str, model: str) -> dict[str, Any]:
+    from clinex.cohort import screen
     from clinex.cohort.screen import decisions_to_dict
 
-    return decisions_to_dict(screen(read_patient(path)))
+    return decisions_to_dict(screen(_read_patient(path, display), model=model))
+
+
+_CRITERIA_DIR: list[Path] = []  # one folder per server process for uploaded criterion files
+_CRITERIA_LOCK = threading.Lock()
+
+
+def _criteria_paths(criteria: list[tuple[str, str]]) -> list[Path]:
+    """Uploaded criterion files, stored once per distinct content.
+
+    The screening engine is cached by criterion file path and modification time
+    (:func:`clinex.cohort.screen.get_engine`), so the same criteria uploaded again reuse
+    one engine instead of building (and keeping) a new one per request: each file goes to
+    ``<process folder>/<sha256 of name and text>/<name>`` and is never rewritten. The
+    folder is removed when the process exits.
+    """
+    import atexit
+    import hashlib
+
+    with _CRITERIA_LOCK:
+        if not _CRITERIA_DIR:
+            folder = Path(tempfile.mkdtemp(prefix="clinex-web-criteria-"))
+            atexit.register(shutil.rmtree, folder, True)
+            _CRITERIA_DIR.append(folder)
+        paths = []
+        for name, text in criteria:
+            digest = hashlib.sha256(f"{name}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+            p = _CRITERIA_DIR[0] / digest / _disk_name(name)
+            if not p.exists():
+                p.parent.mkdir(exist_ok=True)
+                tmp = p.with_name(p.name + ".part")
+                tmp.write_text(text, encoding="utf-8")
+                tmp.replace(p)
+            paths.append(p)
+        return paths
+
+
+def _cohort_patient_work(folder: Path, files: list[tuple[str, str]], criteria: list[tuple[str, str]],
+                         model: str, fmt: str | None) -> Any:
+    """One patient from an n2c2 XML file or dated notes, screened by :func:`clinex.cohort.screen`."""
+    from clinex.cohort import screen
+    from clinex.cohort.models import REGISTRY, check_model_name
+    from clinex.cohort.screen import date_warning, write_decisions
+    from clinex.web.views import cohort_view
+
+    xml = [n for n, _ in files if n.lower().endswith(".xml")]
+    if xml and len(files) > 1:
+        raise InputError("give one n2c2 XML file, or the .txt notes of one patient, not both", field="files")
+    if not xml:
+        bad = [n for n, _ in files if not n.lower().endswith(".txt")]
+        if bad:
+            raise InputError(f"{bad[0]}: expected an n2c2 .xml file or dated .txt notes", field="files")
+    if xml:
+        path = folder / _disk_name(files[0][0])
+        path.write_text(files[0][1], encoding="utf-8")
+        _sniff(path, files[0][0])
+        patient = _read_patient(path, files[0][0])
+    else:
+        from clinex.cohort.formats.notes_folder import read_notes_folder
+
+        notes = folder / "patient"
+        notes.mkdir()
+        for name, text in files:
+            target = notes / _disk_name(name)
+            if target.exists():
+                raise InputError(f"two notes named {name!r}", field="files")
+            target.write_text(text, encoding="utf-8")
+        pid = Path(files[0][0]).stem if len(files) == 1 else "patient"
+        patient = read_notes_folder(notes, patient_id=pid).model_copy(
+            update={"source": ", ".join(n for n, _ in files)})
+    crit: Any = _criteria_paths(criteria) if criteria else "n2c2"
+    decisions = screen(patient, crit, model=model)
+    if fmt is not None:
+        suffix = {"json": ".json", "csv": ".csv", "xml": ""}[fmt]
+        out = folder / ("out" + suffix)
+        write_decisions([(patient, decisions)], out)
+        if fmt == "xml":
+            return _File((out / f"{patient.id}.xml").read_bytes(), "application/xml", f"{patient.id}.xml")
+        media = "application/json" if fmt == "json" else "text/csv; charset=utf-8"
+        return _File(out.read_bytes(), media, f"{patient.id}.cohort{suffix}")
+    version = REGISTRY[check_model_name(model)].version
+    return cohort_view(patient, decisions, version, date_warning(patient))
+
+
+def _rob_load(path: Path, display: str) -> Any:
+    from clinex.rob.assess import load_trial
+
+    doc = load_trial(path)
+    return doc.model_copy(update={"meta": {**doc.meta, "source": display}})
 
 
 def _rob_work(path: Path, model: str, display: str) -> dict[str, Any]:
-    from clinex.rob.assess import assess_path
+    from clinex.rob.assess import assess
     from clinex.rob.evidence import load_evidence_model
 
-    result = assess_path(path, model=load_evidence_model(model))
+    result = assess(_rob_load(path, display), load_evidence_model(model))
     return result.model_copy(update={"source": display}).model_dump(mode="json")
 
 
+def _rob_report_work(path: Path, model: str, display: str) -> dict[str, Any]:
+    """The assessment and the CLI's HTML report of it (:func:`clinex.rob.report.render_html`)."""
+    from clinex.rob.assess import assess
+    from clinex.rob.evidence import load_evidence_model
+    from clinex.rob.report import render_html
+
+    document = _rob_load(path, display)
+    result = assess(document, load_evidence_model(model)).model_copy(update={"source": display})
+    return {"assessment": result.model_dump(mode="json"), "html": render_html(result, document)}
+
+
+def _assessments(raw: list[dict[str, Any]]) -> list[Any]:
+    from pydantic import ValidationError
+
+    from clinex.rob.types import TrialAssessment
+
+    if not raw:
+        raise InputError("no assessments", field="assessments")
+    out = []
+    for k, a in enumerate(raw):
+        try:
+            out.append(TrialAssessment.model_validate(a))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            raise SchemaError(f"assessment {k + 1}: {where}: {first.get('msg', 'invalid')}",
+                              field="assessments") from None
+    return out
+
+
+def _rob_plot_work(raw: list[dict[str, Any]]) -> _File:
+    from clinex.rob.plot import plot_traffic_light
+    from clinex.web.views import rob_labels
+
+    items = _assessments(raw)
+    folder = Path(tempfile.mkdtemp(prefix="clinex-web-"))
+    try:
+        with _PLOT_LOCK:
+            png, _ = plot_traffic_light(items, folder / "traffic_light.png", labels=rob_labels(items), dpi=100)
+        return _File(png.read_bytes(), "image/png", "traffic_light.png")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _rob_json_work(raw: list[dict[str, Any]]) -> _File:
+    """The ``<label>.rob.json`` files ``clinex rob assess`` writes (:func:`clinex.rob.report.write_json`):
+    the file itself for one trial, a zip of them for several."""
+    from clinex.rob.report import write_json
+    from clinex.web.views import rob_labels
+
+    items = _assessments(raw)
+    labels = rob_labels(items)
+    folder = Path(tempfile.mkdtemp(prefix="clinex-web-"))
+    try:
+        paths = [write_json(a, folder / "json" / f"{_disk_name(label)}.rob.json") for a, label in zip(items, labels)]
+        if len(paths) == 1:
+            return _File(paths[0].read_bytes(), "application/json", paths[0].name)
+        out = folder / "rob.zip"
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+            for p in paths:
+                z.write(p, p.name)
+        return _File(out.read_bytes(), "application/zip", "rob-json.zip")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _rob_robvis_work(raw: list[dict[str, Any]]) -> _File:
+    from clinex.rob.robvis import robvis_rows, write_robvis_csv
+    from clinex.web.views import rob_labels
+
+    items = _assessments(raw)
+    folder = Path(tempfile.mkdtemp(prefix="clinex-web-"))
+    try:
+        out = write_robvis_csv(robvis_rows(items, rob_labels(items)), folder / "robvis.csv")
+        return _File(out.read_bytes(), "text/csv; charset=utf-8", "robvis.csv")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+# ----------------------------------------------------------------------------- request bodies
+
+
+class NamedText(BaseModel):
+    """One uploaded text file: its name (only the last path component is used) and text."""
+
+    name: str = Field(min_length=1, max_length=1000)
+    text: str
+
+
+class CohortRequest(BaseModel):
+    """Body of ``POST /api/cohort/patient``."""
+
+    files: list[NamedText] = Field(min_length=1, max_length=10_000)
+    criteria: list[NamedText] = Field(default_factory=list, max_length=1000)
+    model: str = "auto"
+
+
+class AssessmentsRequest(BaseModel):
+    """Body of ``POST /api/rob/plot`` and ``POST /api/rob/robvis``: assessments as
+    ``/api/rob/assess`` returns them."""
+
+    assessments: list[dict[str, Any]] = Field(max_length=10_000)
+
+
 # ----------------------------------------------------------------------------- app
+
+
+_REDOC_JS = "/static-offline-docs/redoc.standalone.js"
+_REDOC_LOGO = "https://cdn.redoc.ly/redoc/logo-mini.svg"  # the one remote asset ReDoc 2 loads itself
+
+
+def _local_redoc(app: FastAPI) -> None:
+    """Serve fastapi-offline's ReDoc bundle with its sidebar logo pointing at the local
+    favicon: ReDoc 2 draws ``<img src="https://cdn.redoc.ly/redoc/logo-mini.svg">`` in every
+    page, the only request to another host the docs would make
+    (``tests/test_web_browser.py`` records every request the docs pages make)."""
+    import fastapi_offline
+    from starlette.routing import Route
+
+    bundle = Path(fastapi_offline.__file__).parent / "static" / "redoc.standalone.js"
+    cache: list[bytes] = []
+
+    async def redoc_js(_: Request) -> Response:
+        if not cache:
+            text = bundle.read_text("utf-8")
+            cache.append(text.replace(_REDOC_LOGO, "/static-offline-docs/favicon.png").encode("utf-8"))
+        return Response(cache[0], media_type="text/javascript; charset=utf-8")
+
+    app.router.routes.insert(0, Route(_REDOC_JS, redoc_js, methods=["GET"], include_in_schema=False))
 
 
 def _setting(value: int | None, env: str, default: int, minimum: int) -> int:
@@ -403,7 +850,8 @@ def _setting(value: int | None, env: str, default: int, minimum: int) -> int:
 
 
 def create_app(
-    *, max_upload: int | None = None, workers: int | None = None, queue: int | None = None
+    *, max_upload: int | None = None, workers: int | None = None, queue: int | None = None,
+    timeout: int | None = None,
 ) -> FastAPI:
     """Build the FastAPI application (models load lazily on first request).
 
@@ -417,7 +865,10 @@ def create_app(
         ``min(4, CPUs)``).
     queue : int, optional
         Task requests admitted beyond the running ones (default ``CLINEX_WEB_QUEUE``,
-        else 32); one more is answered 503 with ``Retry-After``.
+        else 64); one more is answered 503 with ``Retry-After``.
+    timeout : int, optional
+        Seconds of work per task request (default ``CLINEX_WEB_TIMEOUT``, else 300);
+        past it the answer is 504.
 
     Returns
     -------
@@ -426,24 +877,34 @@ def create_app(
     Raises
     ------
     InputError
-        A setting below its minimum (1 byte, 1 worker, 0 queue) or not a number.
+        A setting below its minimum (1 byte, 1 worker, 0 queue, 1 second) or not a number.
     """
     limit = _setting(max_upload, "CLINEX_WEB_MAX_UPLOAD", _MAX_UPLOAD, 1)
-    pool = _Pool(_setting(workers, "CLINEX_WEB_WORKERS", _WORKERS, 1), _setting(queue, "CLINEX_WEB_QUEUE", _QUEUE, 0))
-    app = FastAPI(title="clinex", version=__version__)
+    pool = _Pool(_setting(workers, "CLINEX_WEB_WORKERS", _WORKERS, 1), _setting(queue, "CLINEX_WEB_QUEUE", _QUEUE, 0),
+                 _setting(timeout, "CLINEX_WEB_TIMEOUT", _TIMEOUT, 1))
+    app = FastAPIOffline(title="clinex", version=__version__,
+                         description="Clinical text to structured, checkable evidence; runs on this machine.")
     app.state.pool = pool
     app.add_middleware(_Guard, max_upload=limit, pool=pool)
+    _local_redoc(app)
+    static = resources.files("clinex.web").joinpath("static")
+    app.mount("/static", StaticFiles(directory=str(static)), name="static")
 
     @app.exception_handler(ClinexError)
     async def _clinex_error(_: Request, exc: ClinexError) -> JSONResponse:
         return _error(422, exc.code, str(exc), exc.field)
+
+    @app.exception_handler(_TimedOut)
+    async def _timed_out(_: Request, exc: _TimedOut) -> JSONResponse:
+        err = ClinexError(f"the request took longer than {exc.seconds} s (CLINEX_WEB_TIMEOUT) and was stopped")
+        return _error(504, err.code, str(err))
 
     @app.exception_handler(RequestValidationError)
     async def _bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
         errors = exc.errors()
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'body'}: {e.get('msg', 'invalid')}"
-            for e in errors
+            for e in errors[:5]
         )
         first = errors[0].get("loc", ()) if errors else ()
         field = ".".join(str(p) for p in first[1:]) or (str(first[0]) if first else None)
@@ -473,41 +934,104 @@ def create_app(
                           "the server log has the details")
         return _error(500, err.code, str(err))
 
-    @app.get("/", response_class=HTMLResponse)
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def index() -> str:
-        return resources.files("clinex.web").joinpath("static/index.html").read_text("utf-8")
+        return static.joinpath("index.html").read_text("utf-8")
 
     @app.get("/api/health")
     async def health() -> dict[str, str]:
+        """``{"status": "ok", "version": ...}``."""
         return {"status": "ok", "version": __version__}
 
-    @app.post("/api/pv/extract", response_model=dict[str, Any])
-    async def pv_extract(req: PVRequest) -> Response:
-        _check_pv_model(req.model)
-        return await pool.run(_pv_work, req.text, req.model, req.unit)
+    @app.get("/api/limits")
+    async def limits() -> dict[str, int]:
+        """``{"max_upload": bytes, "timeout": seconds}``: the page checks file sizes before sending."""
+        return {"max_upload": limit, "timeout": pool.timeout}
 
-    async def _with_upload(request: Request, filename: str, work: Callable[..., dict[str, Any]],
-                           *args: Any) -> Response:
+    @app.get("/api/models")
+    async def models() -> dict[str, list[str]]:
+        """The model names each task endpoint accepts (its registry's kinds and ``auto``)."""
+        from clinex.cohort.models import model_names as cohort_names
+        from clinex.pv.models import model_names as pv_names
+        from clinex.rob.evidence import model_names as rob_names
+
+        return {"pv": list(pv_names()), "rob": list(rob_names()), "cohort": list(cohort_names())}
+
+    @app.post("/api/pv/extract", response_model=dict[str, Any])
+    async def pv_extract(req: PVRequest, format: _PVFormat | None = Query(None)) -> Response:  # noqa: A002
+        """Events of pasted text (offsets into it); with ``format``, a download."""
+        _check_pv_model(req.model)
+        return await pool.run(_pv_work, req.text, req.model, req.unit, format)
+
+    async def _with_upload(request: Request, filename: str, work: Callable[..., Any], *args: Any) -> Response:
         display = _display_name(filename)
         folder = Path(tempfile.mkdtemp(prefix="clinex-web-"))
         try:
             path = await _upload(request, folder, display)
+            _sniff(path, display)
             return await pool.run(work, path, *args)
         except ClinexError as exc:
             raise _renamed(exc, folder, display) from None
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
+    @app.post("/api/pv/upload", response_model=dict[str, Any])
+    async def pv_upload(request: Request, filename: str = Query(...), model: str = Query("auto"),
+                        format: _PVFormat | None = Query(None)) -> Response:  # noqa: A002
+        """Events of an uploaded .txt or JSON-lines file; with ``format``, a download."""
+        _check_pv_model(model)
+        display = _display_name(filename)
+        return await _with_upload(request, filename, _pv_upload_work, display, model, format)
+
     @app.post("/api/cohort/screen", response_model=dict[str, Any])
-    async def cohort_screen(request: Request, filename: str = Query(...)) -> Response:
-        return await _with_upload(request, filename, _cohort_work)
+    async def cohort_screen(request: Request, filename: str = Query(...), model: str = Query("auto")) -> Response:
+        """Decisions for one n2c2 XML patient file (the body)."""
+        _check_cohort_model(model)
+        display = _display_name(filename)
+        return await _with_upload(request, filename, _cohort_work, display, model)
+
+    @app.post("/api/cohort/patient", response_model=dict[str, Any])
+    async def cohort_patient(req: CohortRequest, format: _CohortFormat | None = Query(None)  # noqa: A002
+                             ) -> Response:
+        """One patient (n2c2 XML or dated notes) with optional criteria; the page's view or a download."""
+        _check_cohort_model(req.model)
+        files = [(_display_name(f.name), f.text) for f in req.files]
+        criteria = [(_display_name(f.name), f.text) for f in req.criteria]
+        folder = Path(tempfile.mkdtemp(prefix="clinex-web-"))
+        try:
+            return await pool.run(_cohort_patient_work, folder, files, criteria, req.model, format)
+        except ClinexError as exc:
+            raise _scrub(exc, [folder, *_CRITERIA_DIR]) from None
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     @app.post("/api/rob/assess", response_model=dict[str, Any])
-    async def rob_assess(
-        request: Request, filename: str = Query(...), model: str = Query("auto")
-    ) -> Response:
+    async def rob_assess(request: Request, filename: str = Query(...), model: str = Query("auto")) -> Response:
+        """The RoB 2 assessment of one trial report (the body)."""
         _check_rob_model(model)
         display = _display_name(filename)
         return await _with_upload(request, filename, _rob_work, model, display)
+
+    @app.post("/api/rob/report", response_model=dict[str, Any])
+    async def rob_report(request: Request, filename: str = Query(...), model: str = Query("auto")) -> Response:
+        """The assessment and the HTML report ``clinex rob assess`` writes."""
+        _check_rob_model(model)
+        display = _display_name(filename)
+        return await _with_upload(request, filename, _rob_report_work, model, display)
+
+    @app.post("/api/rob/plot")
+    async def rob_plot(req: AssessmentsRequest) -> Response:
+        """Traffic-light plot (PNG) of the posted assessments."""
+        return await pool.run(_rob_plot_work, req.assessments)
+
+    @app.post("/api/rob/json")
+    async def rob_json(req: AssessmentsRequest) -> Response:
+        """The assessments as the CLI's ``.rob.json`` files (one file, or a zip of several)."""
+        return await pool.run(_rob_json_work, req.assessments)
+
+    @app.post("/api/rob/robvis")
+    async def rob_robvis(req: AssessmentsRequest) -> Response:
+        """robvis CSV of the posted assessments."""
+        return await pool.run(_rob_robvis_work, req.assessments)
 
     return app
