@@ -217,16 +217,9 @@ def test_pv_batch_auto_records_the_resolved_model(tmp_path: Path) -> None:
     src = tmp_path / "r.jsonl"
     src.write_text('{"id": "r1", "text": "Rash after amoxicillin."}\n', encoding="utf-8")
     run_batch("pv", [src], tmp_path / "out", model="crf")
-    try:
-        import torch  # noqa: F401
-        import transformers  # noqa: F401
-    except ImportError:
-        expected = "clinex.pv.crf.v1"  # auto falls back to the CRF: same model, resumes
-        assert run_batch("pv", [src], tmp_path / "out").n_parts_skipped == 1
-    else:
-        expected = "clinex.pv.transformer.v1"
-        with pytest.raises(InputError, match="used model clinex.pv.crf.v1, not clinex.pv.transformer.v1"):
-            run_batch("pv", [src], tmp_path / "out")
+    expected = "clinex.pv.onnx.v1"  # auto = the ONNX default, installed with the base dependencies (issue 12)
+    with pytest.raises(InputError, match="used model clinex.pv.crf.v1, not clinex.pv.onnx.v1"):
+        run_batch("pv", [src], tmp_path / "out")
     run_batch("pv", [src], tmp_path / "auto")
     assert json.loads((tmp_path / "auto" / "manifest.json").read_text())["model"] == expected
 

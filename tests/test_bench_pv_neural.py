@@ -12,12 +12,12 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "pv_neural.py"
 
 
-def _run(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def _run(args: list[str], tmp_path: Path, timeout: int = 60, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(SCRIPT), *args],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=timeout,
         cwd=tmp_path,
         env={**os.environ, **env},
     )
@@ -80,6 +80,7 @@ def _fake_model(tmp_path: Path) -> Path:
         (["--speed-sentences", "0"], "--speed-sentences must be at least 1; got 0"),
         (["--train-limit", "-1"], "--train-limit must be at least 1; got -1"),
         (["--threads", "0"], "--threads must be at least 1; got 0"),
+        (["--cli-runs", "-1"], "--cli-runs must be at least 0; got -1"),
     ],
 )
 def test_bad_option_values_exit_2_with_clx001(tmp_path: Path, args: list[str], message: str) -> None:
@@ -108,3 +109,38 @@ def test_empty_train_data_exits_2_naming_it(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr == f"[CLX001] {train}: no training sentences in the file\n"
     assert not out.exists()
+
+
+def test_default_onnx_model_figures_and_cli_run(tmp_path: Path, shared_data: Path) -> None:
+    """The default model (ONNX): dev figures as the scorer gives them, one whole CLI run."""
+    import json
+
+    from clinex.pv.evaluate import flatten, score
+    from clinex.pv.formats.phee_json import read_phee_json
+    from clinex.pv.models import load_model, shipped_model_dir
+    from clinex.pv.types import SentenceEvents
+
+    dev_file = shared_data / "phee" / "json" / "dev.json"
+    lines = dev_file.read_text(encoding="utf-8").splitlines()[:6]
+    dev = tmp_path / "dev6.json"
+    dev.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    proc = _run(
+        ["--model", "auto", "--dev", str(dev), "--cli-runs", "1", "--negatives", str(tmp_path / "none.txt")],
+        tmp_path, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    folder = shipped_model_dir("onnx")
+    assert (out["kind"], out["variant"], out["dev_sentences"], out["model"]) == ("onnx", "joint", 6, str(folder))
+    gold = read_phee_json(dev)
+    pred = load_model("onnx").predict([s.text for s in gold])
+    flat = flatten(score(gold, [SentenceEvents(id=s.id, text=s.text, events=tuple(p)) for s, p in zip(gold, pred)]))
+    assert out["headline"]["trigger.classification.f1"] == round(flat["trigger.classification.f1"], 4)
+    assert out["scores"] == pytest.approx(flat, abs=1e-12)
+    assert out["cli.runs"] == 1 and len(out["cli.extract_wall_s"]) == 1
+    assert out["cli.sentences_per_s"] == round(6 / out["cli.extract_wall_s_median"], 1)
+    assert 50 < out["cli.peak_rss_mb"] < 4000
+    size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    assert out["model_mb"] == round(size / 1e6, 1) and out["targets_met.model_mb"] is True
+    assert out["targets_met.cli_sentences_per_s"] is (out["cli.sentences_per_s"] >= 200)
+    assert out["train_minutes"] == pytest.approx(8.0406, abs=1e-4)  # the exported checkpoint's

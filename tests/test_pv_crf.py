@@ -108,6 +108,9 @@ def test_auto_falls_back_to_crf_without_neural_extra(monkeypatch: pytest.MonkeyP
 
     monkeypatch.setitem(registry.REGISTRY, "transformer",
                         dataclasses.replace(registry.REGISTRY["transformer"], module="clinex_no_such_module"))
+    # the ONNX default (issue 12) missing too, e.g. an environment without onnxruntime
+    monkeypatch.setitem(registry.REGISTRY, "onnx",
+                        dataclasses.replace(registry.REGISTRY["onnx"], module="clinex_no_such_module"))
     assert isinstance(registry.load_model("auto"), CRFModel)
     with pytest.raises(ModelError, match="needs 'clinex_no_such_module'"):
         registry.load_model("transformer")

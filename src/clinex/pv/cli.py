@@ -16,6 +16,7 @@ app = typer.Typer(no_args_is_help=True, pretty_exceptions_show_locals=False)
 # --- evaluate (PHEE metric; owner: PV-A) -------------------------------------------
 from pathlib import Path as _Path  # noqa: E402
 
+from clinex.llm.options import llm_options  # noqa: E402  (light: typer only)
 from clinex.pv.models import REGISTRY as _MODEL_REGISTRY  # noqa: E402  (light: no model library)
 from clinex.pv.models import model_names as _model_names  # noqa: E402
 
@@ -128,6 +129,7 @@ def _pv_echo_events(item) -> None:  # noqa: ANN001 - SentenceEvents, imported la
 
 
 @app.command("extract")
+@llm_options
 def extract_cmd(
     text: str = typer.Argument(None, help="Text to analyse; '-' reads standard input."),
     input_path: str = typer.Option(
@@ -606,3 +608,28 @@ def _pv_score_dev(model, dev_items: list, folder: _Path) -> None:  # noqa: ANN00
         "arguments.classification.sub.em_f1",
     ):
         typer.echo(f"dev {key}: {flat[key]:.4f}")
+
+
+# --- export-onnx (the torch-free default model; issue 12) ------------------------------
+@app.command("export-onnx")
+def export_onnx_cmd(
+    model_dir: _Path = typer.Argument(..., help="A trained transformer model folder (kind transformer, variant joint)."),
+    out: _Path = typer.Option(..., "--out", help="ONNX model folder to write (kind onnx; --model OUT runs it)."),
+    int8: bool = typer.Option(False, "--int8", help="Dynamic int8 quantisation (smaller; check the dev figures)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing model in --out."),
+) -> None:
+    """Export a transformer model to ONNX: run it with onnxruntime, without torch.
+
+    Writes model.onnx (encoder and every tag layer in one graph), tokenizer.json,
+    the sentence gate and model.json to OUT. Needs torch and onnx (clinex[train]).
+    """
+    from clinex.errors import InputError, ModelError
+
+    try:
+        from clinex.pv.models.transformer.export import export_onnx
+    except ModuleNotFoundError as exc:
+        raise ModelError(f"exporting needs {exc.name!r}; install it with: pip install 'clinex[train]'") from None
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
+        raise InputError("model folder exists and is not empty; pass --force to replace it", path=out)
+    export_onnx(model_dir, out, quantize="int8" if int8 else None)
+    typer.echo(f"exported {model_dir} to {out}", err=True)

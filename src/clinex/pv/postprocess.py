@@ -20,7 +20,17 @@ A model kind produces, per sentence, its events and its own event probability
    of 889 in dev have no Effect), while a model's Effect-less ADE is typically a
    sentence about starting or receiving a therapy ("was started on amiodarone
    200 mg daily"). Chosen on PHEE dev with the held-out negatives checked
-   (docs/pv.md, "Sentences without an event").
+   (docs/pv.md, "Sentences without an event");
+4. **one effect, one treatment, one event** (:func:`merge_split_events`, before
+   step 3): when a sentence's events are exactly one event with an Effect but no
+   Treatment and one with a Treatment but no Effect, they are one event split over
+   two triggers ("did not develop neutropenia while receiving clozapine": *develop*
+   with the Effect, *receiving* with the drug). PHEE annotates such a sentence as one
+   event (Sun et al., EMNLP 2022, §3: an event's Treatment and Effect are its main
+   arguments). The merged event keeps the Effect event's trigger and attributes (so
+   the Negated of "did not develop" covers the drug too), takes the event type of
+   the more probable trigger and the arguments of both. Left split, the drug's event
+   reads as a plain adverse event of clozapine.
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ from typing import Any
 
 from clinex.pv.types import Event
 
-__all__ = ["finish", "finish_model", "is_negated"]
+__all__ = ["finish", "finish_model", "is_negated", "merge_split_events"]
 
 
 def is_negated(event: Event) -> bool:
@@ -81,9 +91,60 @@ def finish(
     decided = apply_gate(gate, threshold, texts, scoped)
     out = []
     for (kept, p), (evs, _) in zip(decided, scoped):
-        kept = kept if kept else [e for e in evs if is_negated(e)]
+        kept = merge_split_events(kept if kept else [e for e in evs if is_negated(e)])
         out.append(([e for e in kept if _has_arguments(e) and _has_outcome(e, no_effect_min_prob)], p))
     return out
+
+
+def merge_split_events(events: Sequence[Event]) -> list[Event]:
+    """Join one Effect-only event and one Treatment-only event of a sentence (step 4).
+
+    Parameters
+    ----------
+    events : sequence of Event
+        One sentence's events (offsets into that sentence).
+
+    Returns
+    -------
+    list of Event
+        ``events`` unchanged unless the sentence holds exactly one event with an
+        Effect and no Treatment and exactly one with a Treatment and no Effect (and no
+        other event); then one event in the Effect event's place: its trigger, score
+        and attributes (the other's attributes added where the name is new), the event
+        type of the higher trigger probability, the main arguments of both (the
+        other's Subject dropped when it overlaps one already there), sub-arguments
+        and combinations of both.
+    """
+    events = list(events)
+    effect_only = [e for e in events if e.main("Effect") and not e.main("Treatment")]
+    treatment_only = [e for e in events if e.main("Treatment") and not e.main("Effect")]
+    if len(events) != 2 or len(effect_only) != 1 or len(treatment_only) != 1:
+        return events
+    a, b = effect_only[0], treatment_only[0]
+    if not is_negated(a) or is_negated(b):
+        return events
+    args = list(a.arguments)
+    for arg in b.arguments:
+        if arg.role == "Subject" and any(
+            x.role == "Subject" and x.span.overlaps(arg.span.start, arg.span.end) for x in args
+        ):
+            continue
+        args.append(arg)
+    subs = {role: tuple(vals) for role, vals in a.sub_arguments.items()}
+    for role, vals in b.sub_arguments.items():
+        if role == "Subject" and subs.get("Subject"):
+            continue
+        subs[role] = (*subs.get(role, ()), *vals)
+    names = {x.name for x in a.attributes}
+    event_type = a.event_type if (a.score or 0.0) >= (b.score or 0.0) else b.event_type
+    merged = a.model_copy(update={
+        "event_type": event_type,
+        "arguments": tuple(sorted(args, key=lambda x: (x.span.start, x.span.end))),
+        "sub_arguments": subs,
+        "combinations": (*a.combinations, *b.combinations),
+        "attributes": (*a.attributes, *(x for x in b.attributes if x.name not in names)),
+    })
+    return [merged if e is a else e for e in events if e is not b]
 
 
 def _has_arguments(event: Event) -> bool:

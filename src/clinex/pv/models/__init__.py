@@ -1,15 +1,18 @@
 """Registry of PHEE event-extraction models.
 
-A saved model is a folder with ``model.json`` (``{"kind": "crf" | "transformer",
+A saved model is a folder with ``model.json`` (``{"kind": "crf" | "transformer" | "onnx",
 "version": ..., ...}``) and the files its kind needs. :func:`load_model` resolves a
 name or a folder; :func:`train` dispatches to the kind's training function.
 
 Names
 -----
 ``auto``
-    the best installed model: the shipped transformer
-    (``clinex/resources/models/pv_transformer``) when present and its libraries
-    (``clinex[neural]``: torch, transformers) are installed, else the shipped CRF.
+    the best installed model: the shipped ONNX export of the transformer
+    (``clinex/resources/models/pv_onnx``; onnxruntime and tokenizers, base
+    dependencies, no torch), else the shipped transformer when its libraries
+    (``clinex[train]``: torch, transformers) are installed, else the shipped CRF.
+``onnx``
+    the shipped ONNX model (:mod:`clinex.pv.models.onnx`; the default).
 ``crf``
     the shipped CRF (``clinex/resources/models/pv_crf``; :mod:`clinex.pv.models.crf`).
 ``transformer``
@@ -60,6 +63,10 @@ class ModelKind:
         One line for help texts.
     shipped : str or None
         Folder under ``clinex/resources/models`` holding the shipped model, if any.
+    trainer_module : str or None
+        Module holding the training function when it is not ``module`` (the ``onnx``
+        kind trains a transformer with torch and exports it, so its trainer lives in
+        :mod:`clinex.pv.models.transformer.export`); None: ``module``.
     """
 
     name: str
@@ -69,6 +76,7 @@ class ModelKind:
     version: str
     description: str
     shipped: str | None = None
+    trainer_module: str | None = None
 
     def loader(self) -> Any:
         """The kind's model class (its ``load(path)`` reads a model folder)."""
@@ -82,7 +90,16 @@ REGISTRY: dict[str, ModelKind] = {
     ),
     "transformer": ModelKind(
         "transformer", "clinex.pv.models.transformer", "TransformerExtractor", "train_transformer",
-        "clinex.pv.transformer.v1", "fine-tuned encoder tagger (needs clinex[neural])", shipped="pv_transformer",
+        "clinex.pv.transformer.v1", "fine-tuned encoder tagger (needs clinex[train])", shipped="pv_transformer",
+    ),
+    "onnx": ModelKind(
+        "onnx", "clinex.pv.models.onnx", "OnnxExtractor", "train_onnx", "clinex.pv.onnx.v1",
+        "the transformer exported to ONNX, run by onnxruntime without torch (the default)", shipped="pv_onnx",
+        trainer_module="clinex.pv.models.transformer.export",
+    ),
+    "llm": ModelKind(
+        "llm", "clinex.pv.models.llm", "LLMExtractor", "train_llm", "clinex.pv.llm.v1",
+        "an LLM on an OpenAI-compatible server (CLINEX_LLM_* / --llm-*; docs/llm.md); never auto",
     ),
 }
 """The one list of PHEE model kinds: kind name -> :class:`ModelKind`. Adding a kind here
@@ -90,9 +107,10 @@ makes the CLI, the web API and ``clinex batch pv`` accept it."""
 
 AUTO = "auto"
 """The name that picks the first kind in :data:`REGISTRY` order of preference whose
-shipped model and libraries are installed (transformer, then CRF)."""
+shipped model and libraries are installed (ONNX, then transformer, then CRF): the
+ONNX model gives the transformer's events (``tests/test_pv_onnx.py``) without torch."""
 
-_AUTO_ORDER = ("transformer", "crf")
+_AUTO_ORDER = ("onnx", "transformer", "crf")
 
 
 def model_names() -> tuple[str, ...]:
@@ -205,14 +223,14 @@ def _import(kind: str, attr_index: int) -> Any:
     if kind not in REGISTRY:
         raise ModelError(f"unknown model kind {kind!r}; available: {', '.join(REGISTRY)}")
     entry = REGISTRY[kind]
-    module_name = entry.module
+    module_name = entry.module if attr_index == 1 else (entry.trainer_module or entry.module)
     attr = entry.model_class if attr_index == 1 else entry.trainer
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         raise ModelError(
             f"the {kind!r} model needs {exc.name!r}, which is not installed "
-            f"(for the transformer: pip install 'clinex[neural]')"
+            f"(for the transformer and training: pip install 'clinex[train]')"
         ) from None
     try:
         return getattr(module, attr)
@@ -263,6 +281,8 @@ def load_model(name_or_path: str | Path = "auto") -> PVModel:
         key = _resolve_auto()
     if key in REGISTRY:
         folder = shipped_model_dir(key)
+        if folder is None and REGISTRY[key].shipped is None:  # a kind without a folder (llm: server settings)
+            return REGISTRY[key].loader()()
         if folder is None:
             raise ModelError(
                 f"no shipped {key!r} model in clinex/resources/models; train one with "
@@ -279,8 +299,8 @@ def load_model(name_or_path: str | Path = "auto") -> PVModel:
 
 
 def _resolve_auto() -> str:
-    """The kind ``auto`` names: the first of transformer, CRF (then any other registered
-    kind) whose shipped model is there and whose libraries import."""
+    """The kind ``auto`` names: the first of ONNX, transformer, CRF (then any other
+    registered kind) whose shipped model is there and whose libraries import."""
     order = [k for k in _AUTO_ORDER if k in REGISTRY] + [k for k in REGISTRY if k not in _AUTO_ORDER]
     with_model = [k for k in order if shipped_model_dir(k) is not None]
     for kind in with_model[:-1]:

@@ -15,9 +15,8 @@ from typing import Any
 from clinex.errors import ModelError
 from clinex.pv.models.transformer.persist import PersistenceMixin
 from clinex.pv.models.transformer.predict import PredictionMixin
-from clinex.pv.models.transformer.tags import EVENT_LAYERS, IGNORE, LAYERS, MODEL_NAME
+from clinex.pv.models.transformer.tags import EVENT_LAYERS, IGNORE, MODEL_NAME
 from clinex.pv.models.transformer.train import TrainingMixin
-from clinex.text import Span
 
 __all__ = ["TransformerExtractor"]
 
@@ -26,8 +25,6 @@ _FALLBACK_GATES = ("drug", "evidence", "always")
 #: Smallest ``max_length``: two special tokens plus a short clause (PHEE sentences average
 #: about 30 words; a window this small only guards against nonsense values such as 1).
 _MIN_MAX_LENGTH = 16
-#: Attribute names a cue lexicon can supply (``attributes`` parameter).
-_ATTRIBUTE_NAMES = ("Speculated", "Negated", "Severity")
 
 
 def _check_number(model: Any, key: str, kind: type, optional: bool = False) -> None:
@@ -316,38 +313,6 @@ class TransformerExtractor(TrainingMixin, PredictionMixin, PersistenceMixin):
             )
         return torch.device(self.device)
 
-    def _join_layers(self) -> frozenset[str]:
-        """The tag layers decoded with ``join_adjacent`` (see that parameter).
-
-        Raises
-        ------
-        ModelError
-            If a name is not a tag layer.
-        """
-        if not self.join_adjacent:
-            return frozenset()
-        names = frozenset(n.strip() for n in str(self.join_adjacent).split(",") if n.strip())
-        if not names <= set(LAYERS):
-            raise ModelError(
-                f"join_adjacent must be a comma-separated list of {', '.join(LAYERS)} or empty; "
-                f"got '{self.join_adjacent}'"
-            )
-        return names
-
-    def _lexicon_names(self) -> frozenset[str]:
-        """The attribute names the cue lexicon supplies (see ``attributes``)."""
-        if self.attributes == "model":
-            return frozenset()
-        if self.attributes == "lexicon":
-            return frozenset(_ATTRIBUTE_NAMES)
-        names = frozenset(n.strip() for n in str(self.attributes).split(","))
-        if not names or not names <= set(_ATTRIBUTE_NAMES):
-            raise ModelError(
-                "attributes must be 'model', 'lexicon' or a comma-separated list of "
-                f"{', '.join(_ATTRIBUTE_NAMES)}; got '{self.attributes}'"
-            )
-        return names
-
 
     # -- inputs (training and prediction) ------------------------------------------
     def _tokenize(self, texts: Sequence[str]) -> list[dict[str, Any]]:
@@ -361,11 +326,6 @@ class TransformerExtractor(TrainingMixin, PredictionMixin, PersistenceMixin):
             {"input_ids": list(ids), "offsets": [tuple(o) for o in offs]}
             for ids, offs in zip(enc["input_ids"], enc["offset_mapping"])
         ]
-
-    @staticmethod
-    def _marker(offsets: Sequence[tuple[int, int]], trigger: Span) -> list[int]:
-        return [1 if e > s and trigger.overlaps(s, e) else 0 for s, e in offsets]
-
 
     def _collate(self, batch: Sequence[dict[str, Any]], device: Any) -> dict[str, Any]:
         import torch

@@ -1,0 +1,38 @@
+"""The neural PHEE extractor without torch: the exported graph run by onnxruntime.
+
+A model folder of kind ``onnx`` (written by
+:func:`clinex.pv.models.transformer.export.export_onnx`, ``clinex pv export-onnx``)
+holds ``model.onnx`` (the MiniLM encoder and every tag layer of a ``joint``
+transformer extractor in one graph), ``tokenizer.json`` (read with the
+``tokenizers`` library), the sentence gate (``gate.npz``) and ``model.json``.
+:class:`OnnxExtractor` tokenizes, runs the graph in length-sorted batches and decodes
+with the same code as the torch model (:class:`clinex.pv.models.decoding.TagDecodingMixin`:
+Viterbi, trigger fallback, joint assignment, cue lexicon, the gate and the attribute
+scope rules), so the two kinds give the same events from the same probabilities.
+
+Nothing here imports torch or transformers (``tests/test_pv_onnx.py`` checks it).
+
+Threads
+-------
+onnxruntime's intra-op pool gets ``min(2, os.cpu_count())`` threads unless the
+environment variable ``CLINEX_THREADS`` names another count (a documented own
+choice: the project's reference machine has 2 cores; a larger default would
+oversubscribe machines where several processes share the cores). The inter-op pool
+has 1 thread: the graph is one chain of layers with nothing to run in parallel.
+Idle pool threads do not spin (``session.intra_op.allow_spinning = 0``), which
+matters on shared cores.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+# onnxruntime and tokenizers are base dependencies; failing at import (e.g. in an
+# environment built without them) lets the model registry fall back to another kind.
+for _dep in ("onnxruntime", "tokenizers"):
+    if importlib.util.find_spec(_dep) is None:
+        raise ModuleNotFoundError(f"No module named '{_dep}'", name=_dep)
+
+from clinex.pv.models.onnx.model import ONNX_NAME, OnnxExtractor, session_threads  # noqa: E402
+
+__all__ = ["OnnxExtractor", "ONNX_NAME", "session_threads"]
