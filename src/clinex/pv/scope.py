@@ -495,10 +495,32 @@ def _run_context(pipe: _Pipeline, doc: Doc, events: Sequence[Event]) -> tuple[li
         # medspaCy 1.3.1 lets a cue modify a target that contains it (its overlap test
         # misses containment); a cue inside a target after its first token is about a
         # part of it ("synovitis, and possible vasculitis"), not about the event.
-        if target.start < mod.tok[0] and mod.tok[1] <= target.end:
+        if target.start < mod.tok[0] and mod.tok[1] <= target.end and not _negated_verb_phrase(doc, target, mod):
             continue
         mod.targets.add((target.start, target.end))
     return list(mods.values()), per_event
+
+
+#: Auxiliaries that may stand before a negation cue at the start of an Effect span that
+#: is a whole negated verb phrase ("did not develop any rash", "has never had seizures").
+_AUXILIARIES = frozenset(
+    "did does do had has have was were is are been be could would can will may might should".split()
+)
+
+
+def _negated_verb_phrase(doc: Doc, target: Any, mod: "_Mod") -> bool:
+    """True when a negation cue inside an Effect span negates the whole span: only
+    auxiliaries stand before it ("did not develop any rash" tagged as the Effect).
+
+    A model may tag the negated verb phrase itself as the Effect; the cue is then not
+    "about a part of" the Effect (the containment rule in :func:`_run_context`) but
+    about all of it, as PHEE's annotation of "did not develop" events is (Sun et al.,
+    EMNLP 2022, appendix A: the cue is Negated, the Effect is what did not occur).
+    """
+    if mod.category != "NEGATED_EXISTENCE":
+        return False
+    lead = doc[target.start : mod.tok[0]]
+    return len(lead) > 0 and all(t.lower_ in _AUXILIARIES for t in lead)
 
 
 def _distance(a: tuple[int, int], b: tuple[int, int]) -> int:
