@@ -259,3 +259,22 @@ def test_cohort_doc_sentences_come_from_the_splitter() -> None:
     # whitespace between sentences stays with the sentence before it
     spaces = [t.is_sent_start for t in doc if t.is_space]
     assert len(spaces) == 3 and not any(spaces)
+
+
+def test_case_report_letter_after_a_lower_case_word_ends_the_sentence() -> None:
+    """QA stop 18: "drug X." / "vitamin D." end a sentence; a person's initial does not."""
+    cases = {
+        "No adverse events were observed with drug X.\nA 60-year-old man received warfarin.": [
+            "No adverse events were observed with drug X.", "A 60-year-old man received warfarin.",
+        ],
+        "He took vitamin D. A man developed rash.": ["He took vitamin D.", "A man developed rash."],
+        "Seen by J. Smith. He was well.": ["Seen by J. Smith.", "He was well."],
+        "Reported by Smith J. The patient recovered.": ["Reported by Smith J. The patient recovered."],
+        "Dr. K. Lee and J. Smith saw her.": ["Dr. K. Lee and J. Smith saw her."],
+    }
+    for text, expected in cases.items():
+        assert [s.text for s in split_sentences(text)] == expected, text
+    # the trial-report and clinical-note rules keep their own behaviour
+    assert [s.text for s in split_sentences("He took vitamin D. A man.", **CLINICAL_NOTE_RULES)] == [
+        "He took vitamin D. A man."
+    ]
