@@ -282,3 +282,130 @@ def test_keep_line_hyphen_uses_the_document_vocabulary() -> None:
     assert keep_line_hyphen("ran", "domised", vocab) is False  # a broken syllable
     vocab.hyphenated["ran-domised"] = 1
     assert keep_line_hyphen("ran", "domised", vocab) is True  # written hyphenated elsewhere
+
+
+# QA defect: Chromium "print to PDF" starts a text object at every kerning pair and,
+# in justified text, at every word. The reader doubled the capital after a full stop
+# ("four . AAllocation"), put spaces before full stops and inside words ("P articip
+# ants") and took the word gaps of a justified paragraph for a column gutter.
+# tests/data/pdf/chromium_rct.pdf is tests/data/pdf/chromium_rct.html printed by
+# Chromium 150 (`chromium --headless --no-sandbox --no-pdf-header-footer
+# --print-to-pdf=... file://.../chromium_rct.html`, Liberation Serif 11 pt, US Letter).
+PDF_DATA = Path(__file__).parent / "data" / "pdf"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_PAGE_1 = (
+    "Methods\n\n"
+    "Participants were randomised in blocks of four. Allocation was concealed\n"
+    "in sealed opaque envelopes. Analysis was per protocol. Two assessors,\n"
+    "AV and TW, were blinded. All 120 participants completed the study."
+)
+CHROMIUM_PAGE_2_WORDS = (
+    "Results Yearly follow-up was complete. We saw no harms. Values are means. Two participants "
+    "withdrew consent. The trial was registered. Allocation concealment was adequate. Outcome "
+    "assessors were blinded. Attrition was low. Analysis followed the intention to treat "
+    "principle. The protocol was published before recruitment ended. Trial staff were unaware "
+    "of the sequence. Very few data were missing."
+)
+
+
+def _pdfium_words(path: Path) -> list[str]:
+    """Each page's text as PDFium itself reads it, whitespace collapsed."""
+    import re
+
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        return [re.sub(r"\s+", " ", pdf[i].get_textpage().get_text_range()).strip() for i in range(len(pdf))]
+    finally:
+        pdf.close()
+
+
+def _check_chromium_rct(pdf: Path) -> None:
+    import re
+
+    doc = load_document(pdf)
+    page_1 = doc.pages[0].fragments[0].text
+    page_2 = doc.pages[1].fragments[0].text
+    assert page_1 == CHROMIUM_PAGE_1
+    assert re.sub(r"\s+", " ", page_2) == CHROMIUM_PAGE_2_WORDS
+    assert doc.text == page_1 + "\n\n" + page_2
+    assert doc.meta["columns"] == [1, 1]  # the justified paragraph has no gutter
+    assert [re.sub(r"\s+", " ", p.fragments[0].text) for p in doc.pages] == _pdfium_words(pdf)
+    # offsets and pages stay consistent
+    assert [(p.start, p.end) for p in doc.pages] == [(0, 218), (220, 220 + len(page_2))]
+    at = doc.text.index("of four. Allocation was concealed")
+    assert (at, doc.page_of(at)) == (48, 1)  # 9 + len("Participants were randomised in blocks ")
+    at = doc.text.index("Values are means.")
+    assert doc.page_of(at) == 2 and at - doc.pages[1].start == page_2.index("Values")
+    sentences = [s.text for s in doc.sentences]
+    assert sentences[:6] == [
+        "Methods",
+        "Participants were randomised in blocks of four.",
+        "Allocation was concealed\nin sealed opaque envelopes.",
+        "Analysis was per protocol.",
+        "Two assessors,\nAV and TW, were blinded.",
+        "All 120 participants completed the study.",
+    ]
+    assert [(s.label, s.start) for s in doc.sections] == [("methods", 0), ("results", 220)]
+
+
+def test_chromium_pdf_fixture_reads_exact_text() -> None:
+    _check_chromium_rct(PDF_DATA / "chromium_rct.pdf")
+    page_2 = read_pdf(PDF_DATA / "chromium_rct.pdf").pages[1].fragments[0].text
+    assert page_2 == (  # the fixture's line breaks, as printed
+        "Results\n\n"
+        "Yearly follow-up was complete. We saw no harms. Values are means. Two participants "
+        "withdrew consent. The trial was\n"
+        "registered. Allocation concealment was adequate. Outcome assessors were blinded. "
+        "Attrition was low. Analysis followed\n"
+        "the intention to treat principle. The protocol was published before recruitment ended. "
+        "Trial staff were unaware of the\n"
+        "sequence. Very few data were missing."
+    )
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (CI installs it)")
+def test_chromium_printed_pdf_reads_exact_text(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    html = tmp_path / "rct.html"
+    shutil.copy(PDF_DATA / "chromium_rct.html", html)
+    pdf = tmp_path / "rct.pdf"
+    subprocess.run(
+        [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
+         f"--user-data-dir={tmp_path / 'profile'}", f"--print-to-pdf={pdf}", html.as_uri()],
+        check=True, capture_output=True, timeout=120,
+    )
+    _check_chromium_rct(pdf)
+
+
+def test_words_drawn_as_separate_text_objects_join_without_stray_spaces(tmp_path: Path) -> None:
+    # one text object per word and per full stop, as Chromium draws them: no space
+    # before the full stop, one after it, none added inside "120"
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    pieces = ["Blocks ", "of ", "four", ". ", "Allocation ", "was ", "concealed", ". ", "1", "20", "."]
+    c = canvas.Canvas(str(tmp_path / "objects.pdf"), pagesize=A4)
+    c.setFont("Helvetica", 10)
+    x = 72.0
+    for piece in pieces:
+        c.drawString(x, H - 72, piece)
+        x += stringWidth(piece, "Helvetica", 10)
+    c.save()
+    doc = read_pdf(tmp_path / "objects.pdf")
+    assert doc.text == "Blocks of four. Allocation was concealed. 120."
+    assert doc.meta["columns"] == [1]
+
+
+def test_overlapping_rectangles_are_found() -> None:
+    from clinex.io.pdf import _overlapping
+
+    # (left, bottom, right, top): two lines, words apart
+    apart = [(10, 100, 50, 110), (51, 100, 90, 110), (10, 85, 90, 95)]
+    assert _overlapping(apart) is False
+    # ". " and the "A" kerned under it (Chromium's rectangles, rounded)
+    assert _overlapping([(488.43, 704.25, 493.99, 705.55), (493.37, 704.14, 569.57, 713.08)]) is True
+    assert _overlapping([(10, 100, 50, 110), (49.995, 100, 90, 110)]) is False  # within 0.01 pt
+    assert _overlapping(apart + [(80, 60, 120, 70), (20, 94, 30, 101)]) is True  # across two lines
