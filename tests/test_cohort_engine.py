@@ -11,7 +11,7 @@ from clinex.cohort.criteria_names import N2C2_CRITERIA
 from clinex.cohort.engine import ScreeningEngine
 from clinex.cohort.formats.n2c2_xml import read_patient
 from clinex.cohort.types import Patient, Record
-from clinex.errors import ModelError
+from clinex.errors import InputError, ModelError
 
 DATA = Path(__file__).parent / "data" / "cohort"
 CASES = sorted(DATA.glob("t*.xml"))
@@ -139,10 +139,11 @@ def _patient(bodies: list[tuple[str | None, str]], pid: str = "x") -> Patient:
     return Patient(id=pid, text=text, records=tuple(recs))
 
 
-def test_empty_patient_gets_defaults(engine: ScreeningEngine) -> None:
-    d = engine.screen(Patient(id="empty", text=""))
-    assert {c for c, x in d.items() if x.label == "met"} == {"ENGLISH", "MAKES-DECISIONS"}
-    assert all(x.evidence == () for x in d.values())
+def test_empty_patient_is_refused_not_given_defaults(engine: ScreeningEngine) -> None:
+    """QA stop 18: an empty note gave "met" for ENGLISH and MAKES-DECISIONS, decisions about nothing."""
+    for text in ("", "  \n\n "):
+        with pytest.raises(InputError, match="patient 'empty' has no note text; nothing to screen"):
+            engine.screen(Patient(id="empty", text=text))
 
 
 def test_empty_record_is_harmless(engine: ScreeningEngine) -> None:

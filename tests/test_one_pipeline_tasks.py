@@ -203,6 +203,9 @@ def test_cohort_is_identical_on_all_four_surfaces(tmp_path: Path, server: str) -
     assert patient.text[105:185] == "Acute myocardial infarction in December 2069, treated with a drug-eluting stent."
     assert patient.text[111:132] == "myocardial infarction"
     assert evidence["CREATININE"][0][3] == "CREATININE.serum_creatinine:value-not-meeting=1.1"
+    # a lab value cites its own sentence, not its whole line (QA stop 18)
+    assert evidence["HBA1C"] == (("2070-01-12", 213, 229, "HBA1C.a1c:value=7.9"),)
+    assert patient.text[213:229] == "HbA1c 7.9 today."
     for _, _, evidence in api:  # every offset indexes the patient's text
         for _, start, end, _ in evidence:
             assert 0 <= start < end <= len(patient.text)

@@ -69,6 +69,22 @@ _WORD = re.compile(r"[a-z0-9]+")
 _CONT = re.compile(r"(?:[ \t]+(?![-*•]|\d{1,2}[.)])\S|[a-z])")
 
 
+def _value_sentence(text: str, rec_start: int, rec_end: int, start: int, end: int) -> tuple[int, int]:
+    """The sentence of a lab value ``text[start:end]`` (name to value): its line cut by
+    the one splitter's clinical-note rules (:data:`clinex.text.CLINICAL_NOTE_RULES`), so
+    that "HbA1c 8.2% today. He denies chest pain." cites only "HbA1c 8.2% today."; a
+    value that runs over a sentence end keeps the sentences it covers."""
+    from clinex.text import CLINICAL_NOTE_RULES, sentence_offsets
+
+    ls = text.rfind("\n", rec_start, start) + 1
+    le = text.find("\n", end, rec_end)
+    le = rec_end if le < 0 else le
+    sents = [(a, b) for a, b in sentence_offsets(text, ls, le, **CLINICAL_NOTE_RULES) if a < max(end, start + 1) and start < b]
+    if not sents:
+        return ls, le
+    return sents[0][0], max(sents[-1][1], end)
+
+
 def _clause(sentence: str, start: int, end: int) -> str:
     """The part of a sentence that context patterns may look at for one mention.
 
@@ -327,7 +343,15 @@ class ScreeningEngine:
             yield from self._screen_batch(buf)
 
     def check_size(self, patient: Patient) -> None:
-        """Raise :class:`InputError` when the patient's text exceeds ``max_chars``."""
+        """Raise :class:`InputError` when the patient's text is empty or exceeds ``max_chars``.
+
+        An empty patient (no note text at all, e.g. one empty ``.txt`` note) would be
+        "not met" on every criterion that needs evidence and "met" on those met by
+        default (ENGLISH, MAKES-DECISIONS): confident decisions about nothing, so it is
+        refused instead.
+        """
+        if not patient.text.strip():
+            raise InputError(f"patient {patient.id!r} has no note text; nothing to screen", path=patient.source)
         if len(patient.text) > self.max_chars:
             raise InputError(
                 f"patient {patient.id!r}: {len(patient.text):,} characters exceed the screening limit "
@@ -539,9 +563,7 @@ class ScreeningEngine:
                 continue
             for v in find_lab_values(p.text, spec, s, e):
                 ok = lab_holds(v, spec)
-                ls = p.text.rfind("\n", s, v.name_start) + 1
-                le = p.text.find("\n", v.end, e)
-                le = e if le < 0 else le
+                ls, le = _value_sentence(p.text, s, e, v.name_start, v.end)
                 uln = f" (ULN {v.ref_high:.3g})" if (spec.above_reference and v.ref_high is not None) else ""
                 (ev if ok else counter).append(
                     Evidence(
