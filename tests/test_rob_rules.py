@@ -300,6 +300,108 @@ def test_no_crossover_is_no_deviation(model) -> None:
     assert (b["2.3"].response, _rule(b["2.3"])) == ("N", "2.3/deviation_negated")
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "No deviations from the intended interventions occurred.",
+        "There were no deviations from the intended intervention.",
+        "Deviations from the intended interventions did not occur.",
+        "No participant deviated from the allocated treatment.",
+    ],
+)
+def test_plain_no_deviation_statement_is_no_for_2_3(model, sentence: str) -> None:
+    # QA report: these gave NI with no evidence; RoB 2 guidance on 2.3 counts only deviations
+    # arising from the trial context, and there are none
+    text = "This was an open-label trial. " + sentence
+    _, a = _assess(model, text)
+    assert a["2.3"].response == "N"
+    assert _rule(a["2.3"]) == "2.3/no_deviations_stated"
+    (ev,) = a["2.3"].evidence
+    assert (ev.span.start, ev.span.end, ev.span.text) == (30, len(text), sentence)
+
+
+def test_crossover_reported_elsewhere_wins_over_a_blanket_no_deviation(model) -> None:
+    _, a = _assess(model, ("This was an open-label trial. No deviations from the intended interventions occurred. "
+                           "Four patients in the control group crossed over to surgery."))
+    assert (a["2.3"].response, _rule(a["2.3"])) == ("Y", "2.3/deviation_reported")
+    _, b = _assess(model, "This was an open-label trial. Deviations from the intended interventions were recorded.")
+    assert b["2.3"].response == "NI"
+
+
+SURGEON = "The surgeon could not be blinded but patients were."
+PAIN = "The primary outcome was pain on a 0-10 visual analogue scale, reported by the patient."
+ASSESSORS_AWARE = "Outcome assessors were not blinded to treatment allocation."
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    [PAIN,
+     "The primary outcome was the pain score at 24 hours, reported by the patient.",
+     "Patients rated their pain on a 0-10 scale at 24 hours."],
+)
+def test_participant_reported_outcome_with_blinded_patients_is_no_for_4_3(model, outcome: str) -> None:
+    # QA report: "reported by the patient" was not read as self-report and the surgeon's
+    # awareness made 4.3 PY (carers_aware_no_assessor_named) and D4 High
+    text = f"Methods\nPatients were randomised to laparoscopic or open repair. {SURGEON} {outcome}\n"
+    result, a = _assess(model, text)
+    assert a["4.3"].response == "N"
+    assert [e.source for e in a["4.3"].evidence] == ["clinex.rob.rules.v1:4.3/self_reported_participants_blinded"] * 2
+    assert [e.span.text for e in a["4.3"].evidence] == [SURGEON, outcome]
+    assert a["4.3"].evidence[0].span.start == text.index(SURGEON)
+    assert (a["2.2"].response, a["2.2"].evidence[0].span.text) == ("Y", SURGEON)  # the surgeon counts for D2
+    assert a["4.4"].response == "NA"
+    assert result.domains[3].risk != "High"
+
+
+def test_pain_outcome_with_blinded_patients_and_nobody_else_assessing_is_probably_no(model) -> None:
+    outcome = "The primary outcome was pain at 24 hours."
+    _, a = _assess(model, f"Methods\n{SURGEON} {outcome}\n")
+    assert a["4.3"].response == "PN"
+    assert _rule(a["4.3"]) == "4.3/participant_reported_kind_participants_blinded"
+    assert [e.span.text for e in a["4.3"].evidence] == [SURGEON, outcome]
+    # a pain score rated by the (aware) ward nurses is not participant-reported
+    _, b = _assess(model, f"Methods\n{SURGEON} The primary outcome was pain at 24 hours, assessed by the ward nurses.\n")
+    assert (b["4.3"].response, _rule(b["4.3"])) == ("PY", "4.3/carers_aware_no_assessor_named")
+
+
+def test_assessor_statement_is_cited_when_the_participant_is_the_assessor() -> None:
+    text = f"Methods\n{SURGEON} {ASSESSORS_AWARE} {PAIN}\n"
+    for max_evidence, expected in ((2, [SURGEON, ASSESSORS_AWARE]), (3, [SURGEON, ASSESSORS_AWARE, PAIN])):
+        _, a = _assess(RulesEvidenceModel(max_evidence=max_evidence), text)
+        assert a["4.3"].response == "N"
+        assert [e.span.text for e in a["4.3"].evidence] == expected
+        assert a["4.3"].evidence[1].source == "clinex.rob.rules.v1:4.3/assessors_aware_considered"
+        assert a["4.3"].evidence[1].span.start == text.index(ASSESSORS_AWARE)
+        assert a["4.3"].evidence[1].score == 0.5
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    ["The primary outcome was wound infection at 30 days.",
+     # a self-report outside any primary-outcome sentence: which outcome it is about is unknown
+     "Patients completed a satisfaction questionnaire at discharge."],
+)
+def test_explicit_assessor_statement_decides_4_3_for_other_outcomes(model, outcome: str) -> None:
+    _, a = _assess(model, f"Methods\n{SURGEON} {ASSESSORS_AWARE} {outcome}\n")
+    assert (a["4.3"].response, _rule(a["4.3"])) == ("Y", "4.3/assessors_aware")
+    assert [e.span.text for e in a["4.3"].evidence] == [ASSESSORS_AWARE]
+
+
+def test_loss_to_follow_up_is_never_evidence_for_2_1_or_2_2(model) -> None:
+    # QA report: cues.v1:2.1/aware_placebo cited this sentence ("placebo group") for 2.1
+    lost = ("12 participants in the Drug X group and 31 in the placebo group were lost to follow-up "
+            "because of adverse events.")
+    text = f"Methods\nThis was a double-blind trial of Drug X versus placebo.\nResults\n{lost}\n"
+    for answers in (_assess(model, text)[1], model.predict(Document(id="t", text=text), conditional=False)):
+        for q in ("2.1", "2.2"):
+            assert answers[q].response == "N"
+            assert [e.span.text for e in answers[q].evidence] == [
+                "This was a double-blind trial of Drug X versus placebo."]
+    # without a rule's decision (2.1 is closed) the placebo cue is not shown either
+    answers = model.predict(Document(id="t", text=lost), conditional=False)
+    assert (answers["2.1"].response, answers["2.1"].evidence) == ("NI", ())
+
+
 # ---------------------------------------------------------------- domain 3: numbers
 
 

@@ -10,10 +10,15 @@ and hedging first (a negated cue is dropped, a hedged one is weakened to PY/PN);
 question without any evidence is NI.
 
 Every answer's first evidence span is the sentence that decided it, with the source
-``clinex.rob.rules.v1:<sq>/<rule>``; up to ``max_evidence - 1`` further sentences are
-cue matches for the same SQ that point the same way (never a statement about other
-people: 2.1 cites only statements about participants, 2.2 about carers and
-deliverers, 4.3 about outcome assessors).
+``clinex.rob.rules.v1:<sq>/<rule>``; then the sentences the rule weighed without
+deciding on them (:attr:`Decision.considered`, e.g. ``4.3/assessors_aware_considered``),
+the rule's other deciding sentences, and cue matches for the same SQ that point the
+same way, up to ``max_evidence`` in all. A cue match is never a statement about other
+people (2.1 cites only statements about participants, 2.2 about carers and
+deliverers, 4.3 about outcome assessors and, for self-reported outcomes,
+participants); for these SQs a cue match from a sentence without any blinding statement
+counts only if it has a blinding or awareness word, and never from a sentence about the
+participant flow (losses to follow-up, withdrawals).
 
 References
 ----------
@@ -46,6 +51,16 @@ __all__ = ["RulesEvidenceModel"]
 CLOSED = frozenset({"1.1", "1.2", "1.3", "2.1", "2.2", "2.6", "3.1", "4.3", "5.1", "5.2", "5.3"})
 
 _BLINDING_ACTOR = {"2.1": ("participants",), "2.2": ("deliverers",), "4.3": ("assessors", "participants")}
+
+
+#: A word about blinding or awareness of the allocation. A cue vote for 2.1 / 2.2 / 4.3
+#: from a sentence without a blinding statement must contain one: "12 participants in the
+#: Drug X group and 31 in the placebo group were lost to follow-up" matches the placebo
+#: cue but says nothing about who knew the allocation (RoB 2 guidance 2.1/2.2/4.3 asks
+#: about awareness; clinex's own choice of words).
+_BLINDING_WORD = re.compile(
+    r"\b(blind\w*|mask\w*|unmask\w*|(un)?aware\w*|knew|know\w*|conceal\w*|guess\w*|identical\w*|"
+    r"matching|indistinguishable|look-?alike|sham|placebo[- ]controlled|open[- ]label|double[- ]dummy)\b", re.I)
 
 
 _SPACE = re.compile(r"\s+")
@@ -208,7 +223,9 @@ class RulesEvidenceModel:
             actors = _BLINDING_ACTOR[sq]
             about = {b.sentence.index for b in ctx.blinding if b.actor in actors}
             anyone = {b.sentence.index for b in ctx.blinding}
-            votes = [v for v in votes if v[0].index in about or v[0].index not in anyone]
+            flow_words = ctx.data.patterns["participant_flow"]  # losses are never blinding evidence
+            votes = [v for v in votes if not flow_words.search(v[0].text) and (
+                v[0].index in about or (v[0].index not in anyone and _BLINDING_WORD.search(v[0].text)))]
         if d is None:
             if not votes:
                 return SQAnswer(sq=sq, response="NI", confidence=0.5)
@@ -225,8 +242,11 @@ class RulesEvidenceModel:
             return SQAnswer(sq=sq, response="NA", confidence=1.0, evidence=tuple(
                 self._evidence(document, s, sq, w, f"{cue_name}:{sq}/{rid}") for s, _, w, rid in ranked))
         source = f"{self.name}:{sq}/{d.rule}"
-        evidence = [self._evidence(document, s, sq, d.weight, source) for s in d.sentences[: self.max_evidence]]
-        used = {s.index for s in d.sentences}
+        cited = [(s, source, d.weight) for s in d.sentences[:1]]
+        cited += [(s, f"{self.name}:{sq}/{rule}", min(d.weight, 0.5)) for s, rule in d.considered]
+        cited += [(s, source, d.weight) for s in d.sentences[1:]]
+        evidence = [self._evidence(document, s, sq, w, src) for s, src, w in cited[: self.max_evidence]]
+        used = {s.index for s, _, _ in cited}
         if d.response not in ("NA", "NI"):
             direction = fold_response(d.response)
             for s, r, w, rid in sorted(votes, key=lambda v: (-v[2], v[0].index)):

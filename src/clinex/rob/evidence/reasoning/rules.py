@@ -19,9 +19,13 @@ and the RoBuster placards (Dhrangadhariya et al., Database 2023):
 * **2.1 / 2.2 / 4.3** from who the blinding statements are about
   (:func:`~clinex.rob.evidence.reasoning.facts.blinding_statements`): an explicit
   statement about that kind of person wins over a design label; a self-reported
-  outcome makes the participant the outcome assessor (guidance on 4.3).
+  outcome makes the participant the outcome assessor (guidance on 4.3), and an explicit
+  statement on outcome assessors is then cited as considered; a sentence about the
+  participant flow ("31 in the placebo group were lost to follow-up") is never read as a
+  placebo or usual-care design for 2.1/2.2.
 * **2.3–2.5** deviations arising from the trial context (crossover, contamination)
-  Y, "no crossover" / "all received the allocated intervention" N; balance by group.
+  Y, "no crossover" / "all received the allocated intervention" / "no deviations from
+  the intended interventions occurred" N; balance by group.
 * **2.6 / 2.7** intention-to-treat Y (unless per-protocol is the primary analysis);
   per-protocol, as-treated, completers or post-randomisation exclusions N; 2.7 from
   the share excluded (threshold ``excluded_share``).
@@ -75,12 +79,18 @@ class Decision:
         The deciding sentences (empty only for NA).
     weight : float
         Confidence in (0, 1].
+    considered : tuple of (Sentence, str)
+        Sentences a reviewer should see were weighed but did not decide (e.g. an
+        explicit statement on outcome assessors when the participant is the assessor
+        of a self-reported outcome), each with the rule name its evidence span carries;
+        cited right after the first deciding sentence.
     """
 
     response: str
     rule: str
     sentences: tuple[Sentence, ...] = ()
     weight: float = 0.8
+    considered: tuple[tuple[Sentence, str], ...] = ()
 
 
 @dataclass
@@ -263,15 +273,24 @@ def deliverers_aware(ctx: Context, sq: str) -> Decision | None:
     return _aware(ctx, sq, "deliverers", "deliverers")
 
 
+def _design_mention(ctx: Context, name: str, sq: str) -> Finding | None:
+    """The first affirmed finding of ``name`` outside a sentence about the participant
+    flow ("31 in the placebo group were lost to follow-up" says nothing about who knew
+    the allocation)."""
+    flow_words = ctx.data.patterns["participant_flow"]
+    return next((f for f in ctx.find(name, sq) if not f.assertion.negated and not flow_words.search(f.sentence.text)),
+                None)
+
+
 def unblindable_comparison(ctx: Context, sq: str) -> Decision | None:
     """2.1/2.2 PY: behavioural, surgical or physiotherapy intervention vs usual care or waiting list."""
-    f = ctx.first("unblindable", sq)
+    f = _design_mention(ctx, "unblindable", sq)
     return _d("PY", "unblindable_comparison", f, weight=0.6) if f else None
 
 
 def placebo_controlled(ctx: Context, sq: str) -> Decision | None:
     """2.1/2.2 PN: a matching placebo or sham (guidance: blinding is then likely)."""
-    f = ctx.first("placebo", sq)
+    f = _design_mention(ctx, "placebo", sq)
     return _d("PN", "placebo_controlled", f, weight=0.6) if f else None
 
 
@@ -304,6 +323,32 @@ def deviation_none(ctx: Context, sq: str) -> Decision | None:
         return _d("N", "received_as_allocated", f, weight=0.8)
     g = ctx.first("deviation", sq, affirmed=False)
     return _d("N", "deviation_negated", g, weight=0.8) if g else None
+
+
+#: A negation right after a deviation statement ("... did not occur", "... were not observed").
+_NONE_AFTER = re.compile(r"\W*((in|among|by) [\w -]{1,30}?)?\b(did not|didn't|never|were not|was not) "
+                         r"(occur|happen|arise|observed|seen|noted|identified|detected)\b", re.I)
+
+
+def no_deviations_stated(ctx: Context, sq: str) -> Decision | None:
+    """2.3 N: the report states plainly that nobody deviated from the intended
+    interventions ("No deviations from the intended interventions occurred.", "There
+    were no deviations from the intended intervention.").
+
+    RoB 2 counts for 2.3 only deviations that arose because of the trial context, and
+    answers Y/PY only when there is evidence or strong reason to believe that the trial
+    context led to the protocol interventions not being implemented, or to interventions
+    the protocol does not allow (Sterne et al., BMJ 2019;366:l4898, domain 2; Higgins et
+    al., RoB 2 full guidance document, 22 Aug 2019, elaboration of SQ 2.3). A report that
+    no deviation from the intended interventions occurred leaves none that could have
+    arisen from the trial context: N. Tried after :func:`deviation_context`, so a crossover
+    or contamination the report describes elsewhere still decides Y.
+    """
+    f = ctx.first("deviation_intended", sq, affirmed=False)
+    if f is None:  # the negation after the match: "Deviations from ... did not occur."
+        f = next((g for g in ctx.find("deviation_intended", sq)
+                  if g.affirmed and _NONE_AFTER.match(g.sentence.text[g.end:])), None)
+    return _d("N", "no_deviations_stated", f, weight=0.8) if f else None
 
 
 def deviation_affects(ctx: Context, sq: str) -> Decision | None:
@@ -570,17 +615,57 @@ def measurement_differs(ctx: Context, sq: str) -> Decision | None:
     return _d("N", "same_outcome_by_design", p, weight=0.55) if p else None
 
 
+def _explicit(ctx: Context, sq: str, actor: str) -> BlindingStatement | None:
+    """The best statement naming ``actor`` (not one implied by a design label)."""
+    b = _statement(ctx, sq, actor)
+    return b if b is not None and not b.implied else None
+
+
 def assessors_aware(ctx: Context, sq: str) -> Decision | None:
-    """4.3: a self-reported outcome's assessor is the participant; otherwise the blinding
-    statements about outcome assessors (guidance 4.3)."""
+    """4.3: who assessed the outcome, and whether they knew the allocation (guidance 4.3).
+
+    In order:
+
+    1. A participant-reported primary outcome (questionnaire, diary, pain on a visual
+       analogue scale "reported by the patient"): the outcome assessor is the participant
+       (RoB 2 guidance on 4.3), so the statements about participants decide — "The surgeon
+       could not be blinded but patients were." is 4.3 N; the surgeon's awareness is for
+       2.2, not 4.3. Evidence: the participants' sentence, then an explicit statement on
+       outcome assessors as considered (``assessors_<blinded|aware>_considered``: the
+       reviewer sees it was weighed), then the outcome sentence.
+    2. An explicit statement on outcome assessors, or a design label covering them. It
+       also wins over step 1 when the self-report was found only outside a primary-outcome
+       sentence (which outcome it is about is then unknown).
+    3. A primary outcome participant-reported by its nature (pain, symptoms, quality of
+       life: pattern ``participant_reported_kind``) whose sentence names nobody else as
+       assessing it, with an explicit statement about participants: PN when they were
+       blinded, PY when aware (guidance 4.3; probable, hence PN/PY).
+    4. Nobody named as assessing, and carers known to be aware: they record the outcome
+       (guidance 4.3); a hint, hence PY.
+    """
     sr = self_reported(ctx)
-    if sr is not None:
+    primary = _primary(ctx, sq)
+    assessor = _explicit(ctx, sq, "assessors")
+    if sr is not None and (primary is not None or assessor is None):
         d = _aware(ctx, sq, "participants", "self_reported_participants")
         if d is not None:
-            return Decision(d.response, d.rule, (*d.sentences, sr.sentence), d.weight)
+            considered: tuple[tuple[Sentence, str], ...] = ()
+            if assessor is not None and assessor.sentence not in (*d.sentences, sr.sentence):
+                considered = ((assessor.sentence,
+                               f"assessors_{'blinded' if assessor.blinded else 'aware'}_considered"),)
+            return Decision(d.response, d.rule, (*d.sentences, sr.sentence), d.weight, considered)
     d = _aware(ctx, sq, "assessors", "assessors")
     if d is not None:
         return d
+    participants = _explicit(ctx, sq, "participants")
+    if primary is not None and participants is not None:
+        window = _outcome_window(primary)
+        if (ctx.data.patterns["participant_reported_kind"].search(window)
+                and not ctx.data.patterns["objective_outcome"].search(window)
+                and not any(ctx.data.actors[a].search(window) for a in ("assessors", "deliverers"))):
+            rule = f"participant_reported_kind_participants_{'blinded' if participants.blinded else 'aware'}"
+            return _d("PN" if participants.blinded else "PY", rule, participants.sentence, primary,
+                      weight=0.6)
     # nobody named as assessing: in a trial whose carers knew the allocation they record
     # the outcome (guidance 4.3); a hint, hence PY
     carers = [b for b in ctx.blinding if b.actor == "deliverers" and not b.blinded and not b.implied]
@@ -687,7 +772,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "1.3": (baseline_imbalance, baseline_balanced),
     "2.1": (participants_aware, unblindable_comparison, placebo_controlled),
     "2.2": (deliverers_aware, unblindable_comparison, placebo_controlled),
-    "2.3": (deviation_unknown, deviation_routine, deviation_context, deviation_none),
+    "2.3": (deviation_unknown, deviation_routine, deviation_context, no_deviations_stated, deviation_none),
     "2.4": (deviation_affects,),
     "2.5": (deviation_balance,),
     "2.6": (per_protocol_primary, itt_analysis, all_analysed),
