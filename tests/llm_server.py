@@ -10,8 +10,11 @@ Endpoints
     last user message that is not a repair request (and, when given, whose ``match_all`` strings all occur in it)
     answers. A rule holds ``responses``, a list used in turn (the n-th request
     the rule answers gets item n, the last item repeating). A response is
-    ``{"content": str}`` (a 200 answer), ``{"status": int, "error": str}`` (an error
-    body in OpenAI form) and/or ``{"delay": seconds}`` (sleeps first: a hang).
+    ``{"content": str}`` (a 200 answer; ``"finish_reason"`` optional, default ``"stop"``),
+    ``{"status": int, "error": str}`` (an error body in OpenAI form; ``{key}`` and
+    ``{authorization}`` in ``error`` are replaced by the bearer key and the whole
+    ``Authorization`` header the request carried, as servers that echo them do)
+    and/or ``{"delay": seconds}`` (sleeps first: a hang).
     A request for a model not in the script's ``models`` gets a 404
     ``model '<name>' not found``. No rule matching gives a 500.
     ``usage``: prompt tokens = whitespace-separated words of all messages,
@@ -132,13 +135,17 @@ class Handler(BaseHTTPRequestHandler):
         if resp.get("delay"):
             time.sleep(float(resp["delay"]))
         if "status" in resp and resp["status"] != 200:
-            self._send(int(resp["status"]), {"error": {"message": resp.get("error", "scripted error")}})
+            auth = self.headers.get("Authorization") or ""
+            error = str(resp.get("error", "scripted error"))
+            error = error.replace("{authorization}", auth).replace("{key}", auth.removeprefix("Bearer "))
+            self._send(int(resp["status"]), {"error": {"message": error}})
             return
         content = resp["content"] if isinstance(resp["content"], str) else json.dumps(resp["content"])
         prompt_tokens = sum(_words(str(m.get("content", ""))) for m in messages)
         self._send(200, {
             "id": f"cmpl-{STATE['requests']}", "object": "chat.completion", "model": body.get("model"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                         "finish_reason": resp.get("finish_reason", "stop")}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": _words(content),
                       "total_tokens": prompt_tokens + _words(content)},
         })

@@ -258,3 +258,180 @@ def test_resume_refuses_an_input_edited_in_place(tmp_path: Path) -> None:
     os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns + 10_000_000))
     with pytest.raises(InputError, match="input file changed since"):
         run_batch("pv", [src], out, model="crf")
+
+
+# --------------------------------------------------------------------------- QA defects (CLI / batch layer)
+
+
+def _broken_kinds(monkeypatch: pytest.MonkeyPatch) -> str:
+    """Register a kind named 'broken' in each task's registry whose model cannot be built
+    (a ModelError, as an LLM kind without a configured server raises its CLX009)."""
+    import dataclasses
+
+    import clinex.cohort.models as cohort_models
+    import clinex.pv.models as pv_models
+    import clinex.rob.evidence as rob_evidence
+    from clinex.errors import ModelError
+
+    def fail(*_args: object, **_options: object) -> None:
+        raise ModelError("no server configured for the broken kind")
+
+    monkeypatch.setitem(cohort_models.REGISTRY, "broken",
+                        cohort_models.CohortKind("broken", fail, "test.broken.v1", "test"))
+    monkeypatch.setitem(rob_evidence.REGISTRY, "broken",
+                        rob_evidence.EvidenceKind("broken", fail, "test.broken.v1", "test"))
+    # pv kinds are classes named by module: a module that is not there cannot be built
+    monkeypatch.setitem(pv_models.REGISTRY, "broken", dataclasses.replace(
+        pv_models.REGISTRY["crf"], name="broken", module="clinex_test_no_such_module", shipped=None))
+    return "no server configured for the broken kind"
+
+
+def test_a_model_that_cannot_be_built_stops_every_task_before_any_output(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    message = _broken_kinds(monkeypatch)
+    src = tmp_path / "r.jsonl"
+    src.write_text('{"id": "r1", "text": "Rash after amoxicillin."}\n', encoding="utf-8")
+    for task, inp, expected in (
+        ("cohort", COHORT / "t04_labs.xml", f"[CLX006] {message}\n"),
+        ("rob", _trials(tmp_path), f"[CLX006] {message}\n"),
+        ("pv", src, "[CLX006] the 'broken' model needs 'clinex_test_no_such_module', which is not installed "
+                    "(for the transformer and training: pip install 'clinex[train]')\n"),
+    ):
+        out = tmp_path / f"out-{task}"
+        res = cli("batch", task, inp, "--output", out, "--model", "broken")
+        assert (res.code, res.stderr, res.stdout) == (2, expected, ""), task
+        assert not out.exists(), task  # no folder, no manifest: a fixed config starts afresh
+
+
+def test_cohort_manifest_always_records_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import clinex.cohort.models as cohort_models
+
+    src = COHORT / "t04_labs.xml"
+    run_batch("cohort", [src], tmp_path / "out")
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["model"] == "clinex.cohort.rules.v1"
+    assert run_batch("cohort", [src], tmp_path / "out", model="rules").n_parts_skipped == 1  # auto = rules
+    import copy
+
+    rules = cohort_models.REGISTRY["rules"]
+
+    def other(criteria, **options):  # the rules engine under another versioned id
+        clone = copy.copy(rules.factory(criteria, **options))
+        clone.name = "test.other.v1"
+        return clone
+
+    monkeypatch.setitem(cohort_models.REGISTRY, "other", cohort_models.CohortKind("other", other, "test.other.v1", "test"))
+    with pytest.raises(InputError, match="used model clinex.cohort.rules.v1, not test.other.v1"):
+        run_batch("cohort", [src], tmp_path / "out", model="other")
+
+
+def test_resume_retries_model_errors_and_replays_input_errors(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An item that failed with CLX009 (server down) is screened again on resume; a
+    malformed file's CLX002 is replayed from its part's errors."""
+    import clinex.cohort.models as cohort_models
+    from clinex.errors import LLMError
+
+    down = [True]
+
+    class Flaky:
+        name = "test.flaky.v1"
+
+        def __init__(self, criteria: object) -> None:
+            self.engine = cohort_models.get_engine(criteria)
+
+        def screen(self, patient):  # noqa: ANN001, ANN202
+            if down[0]:
+                raise LLMError("server http://127.0.0.1:9/v1 not reachable", path=patient.id)
+            return self.engine.screen(patient)
+
+    monkeypatch.setitem(cohort_models.REGISTRY, "flaky", cohort_models.CohortKind(
+        "flaky", lambda criteria="n2c2", **_o: Flaky(criteria), "test.flaky.v1", "test"))
+    folder = tmp_path / "pats"
+    folder.mkdir()
+    for name in ("t01_window_edges_in", "t04_labs"):
+        (folder / f"{name}.xml").write_bytes((COHORT / f"{name}.xml").read_bytes())
+    (folder / "bad.xml").write_text("<PatientMatching><TEXT>no end", encoding="utf-8")
+    out = tmp_path / "run"
+    args = ("batch", "cohort", folder, "-o", out, "--model", "flaky", "--partition-size", "1")
+    res = cli(*args)
+    assert res.code == 2  # not one patient screened
+    assert "3 items, 0 rows, 3 errors, 3 parts (0 resumed)" in res.stdout
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "done" and manifest["model"] == "test.flaky.v1"
+    assert sorted(e["message"][:8] for e in manifest["errors"]) == ["[CLX002]", "[CLX009]", "[CLX009]"]
+    down[0] = False  # the server is back: the same command screens the two patients
+    res = cli(*args)
+    assert res.code == 1
+    assert "3 items, 26 rows, 1 errors, 3 parts (1 resumed)" in res.stdout
+    assert [e["id"] for e in json.loads((out / "manifest.json").read_text())["errors"]] == [str(folder / "bad.xml")]
+    assert read_results(out, "SELECT DISTINCT patient FROM results ORDER BY 1") == [
+        ("t01_window_edges_in",), ("t04_labs",)]
+    res = cli(*args)  # now every part is done
+    assert res.code == 1 and "3 items, 26 rows, 1 errors, 3 parts (3 resumed)" in res.stdout
+
+
+def test_pv_rows_name_their_source_file(tmp_path: Path) -> None:
+    for name in ("dupA", "dupB"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "notes.txt").write_text("Rash after amoxicillin.", encoding="utf-8")
+        (tmp_path / name / "r.jsonl").write_text('{"id": "r1", "text": "Fever after vancomycin."}\n',
+                                                 encoding="utf-8")
+    summary = run_batch("pv", [tmp_path / "dupA", tmp_path / "dupB"], tmp_path / "out", model="crf",
+                        partition_size=3)
+    assert (summary.n_items, summary.n_rows, summary.errors) == (4, 4, [])
+    rows = read_results(tmp_path / "out", "SELECT id, source, text FROM results ORDER BY source")
+    assert rows == [
+        ("notes_1", str(tmp_path / "dupA" / "notes.txt"), "Rash after amoxicillin."),
+        ("r1", str(tmp_path / "dupA" / "r.jsonl"), "Fever after vancomycin."),
+        ("notes_1", str(tmp_path / "dupB" / "notes.txt"), "Rash after amoxicillin."),
+        ("r1", str(tmp_path / "dupB" / "r.jsonl"), "Fever after vancomycin."),
+    ]
+    from clinex.batch import TASKS
+
+    assert list(TASKS["pv"].columns)[:3] == ["id", "source", "text"]
+
+
+def test_option_below_one_is_refused_with_the_same_message_everywhere(cli, tmp_path: Path) -> None:
+    src = tmp_path / "r.jsonl"
+    src.write_text('{"id": "r1", "text": "Rash."}\n', encoding="utf-8")
+    for value in ("0", "-2"):
+        res = cli("batch", "pv", src, "-o", tmp_path / "o", "--workers", value)
+        assert (res.code, res.stderr) == (2, f"[CLX001] field '--workers': --workers must be >= 1; got {value}\n")
+        res = cli("batch", "pv", src, "-o", tmp_path / "o", "--batch-size", value)
+        assert (res.code, res.stderr) == (2, f"[CLX001] field '--batch-size': --batch-size must be >= 1; got {value}\n")
+        res = cli("batch", "pv", src, "-o", tmp_path / "o", "--partition-size", value)
+        assert (res.code, res.stderr) == (
+            2, f"[CLX001] field '--partition-size': --partition-size must be >= 1; got {value}\n")
+        res = cli("cohort", "screen", COHORT / "t04_labs.xml", "-o", tmp_path / "s.json", "--batch-size", value)
+        assert (res.code, res.stderr) == (2, f"[CLX001] field '--batch-size': --batch-size must be >= 1; got {value}\n")
+        res = cli("pv", "extract", "-i", src, "-o", tmp_path / "p.json", "--batch-size", value)
+        assert (res.code, res.stderr) == (2, f"[CLX001] field '--batch-size': --batch-size must be >= 1; got {value}\n")
+    assert not (tmp_path / "o").exists() and not (tmp_path / "s.json").exists()
+    with pytest.raises(InputError, match=r"field 'workers': workers must be >= 1; got 0"):
+        run_batch("pv", [src], tmp_path / "o", workers=0)
+
+
+def test_folders_without_the_tasks_files(cli, tmp_path: Path) -> None:
+    empty = tmp_path / "EMPTY"
+    empty.mkdir()
+    (empty / "readme.md").write_text("not an input", encoding="utf-8")
+    out = tmp_path / "out"
+    res = cli("batch", "pv", empty, "-o", out, "--model", "crf")
+    assert res.code == 2
+    assert res.stderr == (
+        f"skipped {empty}: [CLX001] {empty}: folder without .jsonl/.json/.txt files\n"
+        "[CLX001] field 'inputs': none of the 1 input(s) holds an item to process (see above); nothing written\n"
+    )
+    assert not out.exists()  # so the same command works once the files are there
+    src = tmp_path / "r.jsonl"
+    src.write_text('{"id": "r1", "text": "Rash after amoxicillin."}\n', encoding="utf-8")
+    res = cli("batch", "pv", empty, src, "-o", out, "--model", "crf")
+    assert res.code == 1
+    assert res.stderr == f"skipped {empty}: [CLX001] {empty}: folder without .jsonl/.json/.txt files\n"
+    assert res.stdout.startswith("1 items, 1 rows, 1 errors")
+    summary = run_batch("rob", [empty], tmp_path / "rob-out")
+    assert summary.n_items == 0 and not (tmp_path / "rob-out").exists()
+    assert [e.message for e in summary.errors] == [
+        f"[CLX001] {empty}: folder without .pdf/.txt/.xml/.html/.htm files"]

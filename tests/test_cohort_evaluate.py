@@ -184,3 +184,24 @@ def test_dev_against_itself_is_perfect(shared_data: Path, cli) -> None:
     assert r["n_patients"] == 36 and len(r["criteria"]) == 13
     assert r["micro"]["f1"] == 1.0 and r["macro"]["f1"] == 1.0 and r["micro"]["auc"] == 1.0
     assert r["micro"]["met"]["tp"] + r["micro"]["met"]["tn"] == 36 * 13
+
+
+def test_a_file_where_a_folder_is_expected_is_named_as_a_file(tmp_path: Path, cli) -> None:
+    gold = write_dir(tmp_path / "gold", GOLD)
+    screened = tmp_path / "cohbad_out.json"
+    screened.write_text("{}", encoding="utf-8")
+    res = cli("cohort", "evaluate", gold, screened)
+    assert res.code == 2
+    assert res.stderr == (
+        f"[CLX001] {screened}: is a file, not a folder; expected a folder of n2c2 XML files "
+        "(NNN.xml, as `clinex cohort screen -o FOLDER` writes) (a `clinex cohort screen` .json file goes "
+        "to `clinex cohort evaluate --scores`, for AUC)\n"
+    )
+    res = cli("cohort", "evaluate", gold / "001.xml", gold)
+    assert res.code == 2 and res.stderr == (
+        f"[CLX001] {gold / '001.xml'}: is a file, not a folder; expected a folder of n2c2 XML files "
+        "(NNN.xml, as `clinex cohort screen -o FOLDER` writes)\n")
+    res = cli("cohort", "evaluate", gold, tmp_path / "nowhere")
+    assert res.code == 2 and res.stderr == (
+        f"[CLX001] {tmp_path / 'nowhere'}: no such folder; expected a folder of n2c2 XML files "
+        "(NNN.xml, as `clinex cohort screen -o FOLDER` writes)\n")

@@ -13,12 +13,13 @@ from pydantic import BaseModel
 
 from clinex.errors import InputError, LLMError
 from clinex.llm.cache import LLMCache
-from clinex.llm.client import LLMClient, parse_json_answer
+from clinex.llm.client import LLMClient, format_usage, parse_json_answer, schema_hint
 from clinex.llm.config import LLMSettings, cli_overrides, resolve_settings
 from clinex.llm.grounding import FUZZY_THRESHOLD, ground
 from clinex.llm.prompts import load_prompt
 
 KEY = "sk-test-7c1f0e-secret"
+HINT = 'Reply with one JSON object of this shape: {"label": string, "quotes"?: [string, ...]}'
 
 
 class Answer(BaseModel):
@@ -52,9 +53,12 @@ def test_valid_answer_request_body_usage_and_cache(server: ScriptedServer, tmp_p
     assert body["temperature"] == 0 and body["seed"] == 0 and body["model"] == "scripted"
     assert body["response_format"]["type"] == "json_schema"
     assert body["response_format"]["json_schema"]["schema"] == Answer.model_json_schema()
-    # usage: 4 prompt words, the answer '{"label": "yes", "quotes": ["a b"]}' is 5 words
-    assert (c.usage.prompt_tokens, c.usage.completion_tokens) == (4, 5)
-    assert c.usage.cost == pytest.approx((4 * 2.0 + 5 * 4.0) / 1000)
+    # the shape of the answer comes first, as a system message (no system message was given)
+    assert schema_hint(Answer) == HINT
+    assert body["messages"] == [{"role": "system", "content": HINT}, {"role": "user", "content": "Q1 is it so"}]
+    # usage: 4 prompt words + the 13 of the hint, the answer '{"label": "yes", "quotes": ["a b"]}' is 5 words
+    assert (c.usage.prompt_tokens, c.usage.completion_tokens) == (17, 5)
+    assert c.usage.cost == pytest.approx((17 * 2.0 + 5 * 4.0) / 1000)
     again = _client(server, tmp_path)  # a new client, same cache file
     assert _ask(again, "Q1 is it so") == Answer(label="yes", quotes=["a b"])
     assert server.stats()["requests"] == 1  # cache hit: no new request
@@ -72,8 +76,9 @@ def test_malformed_json_is_repaired(server: ScriptedServer, tmp_path: Path) -> N
     st = server.stats()
     assert st["requests"] == 2 and c.usage.repairs == 1
     repair = st["last_bodies"][1]["messages"]
-    assert [m["role"] for m in repair] == ["user", "assistant", "user"]
-    assert repair[1]["content"] == "Sure! {label: yes" and repair[2]["content"].startswith("That answer cannot be used")
+    assert [m["role"] for m in repair] == ["system", "user", "assistant", "user"]
+    assert repair[2]["content"] == "Sure! {label: yes" and repair[3]["content"].startswith("That answer cannot be used")
+    assert repair[3]["content"].endswith("nothing else. " + HINT)  # the keys again, in the repair request
 
 
 def test_not_json_after_repairs_is_an_error_and_not_cached(server: ScriptedServer, tmp_path: Path) -> None:
@@ -218,3 +223,97 @@ def test_grounding_respects_word_boundaries() -> None:
     assert ground("I know it.", "no") is None  # too short for a fuzzy match, and only inside a word
     g = ground(text, "rashe")  # a cut word: fuzzy, widened to the whole word
     assert g.method == "fuzzy" and text[g.start:g.end] == "rashes"
+
+
+def test_key_echoed_by_the_server_is_redacted(server: ScriptedServer, tmp_path: Path) -> None:
+    server.script([
+        {"match": "Q401", "responses": [{"status": 401, "error": "Incorrect API key provided: {key}."}]},
+        {"match": "Q404", "responses": [{"status": 404, "error": "no route; headers: Authorization: {authorization}"}]},
+        {"match": "Q500", "responses": [{"status": 500, "error": "crashed serving {key}"}]},
+    ])
+    c = _client(server, tmp_path, max_retries=0)
+    with pytest.raises(LLMError) as exc:
+        _ask(c, "Q401")
+    assert str(exc.value).endswith("document doc-7: the server refused the request (HTTP 401: Incorrect API key "
+                                   "provided: ***.); check CLINEX_LLM_API_KEY / --llm-key")
+    assert exc.value.systemic is True
+    with pytest.raises(LLMError) as exc:
+        _ask(c, "Q404")
+    assert "(HTTP 404: no route; headers: Authorization: ***)" in str(exc.value)
+    with pytest.raises(LLMError) as exc:
+        _ask(c, "Q500")
+    assert "HTTP 500: crashed serving *** (after 1 attempts)" in str(exc.value)
+    assert exc.value.systemic is False  # a 5xx may be this document's; a refused key is every document's
+    assert server.stats()["auth"] == [f"Bearer {KEY}"] * 3  # the key was sent, and echoed
+
+
+def test_http_400_classification_and_cut_off_answer(server: ScriptedServer, tmp_path: Path) -> None:
+    server.script([
+        {"match": "Qschema", "responses": [{"status": 400, "error": "Invalid schema for response_format 'answer': "
+                                            "In context=('properties', 'label'), 'additionalProperties' is required"}]},
+        {"match": "Qfield", "responses": [{"status": 400, "error": "unknown field 'context' in request"}]},
+        {"match": "Qlen", "responses": [{"content": '{"label": "a very long ans', "finish_reason": "length"}]},
+    ])
+    c = _client(server, tmp_path)
+    with pytest.raises(LLMError) as exc:
+        _ask(c, "Qschema")
+    assert "the server refused the JSON-schema response_format (HTTP 400: Invalid schema" in str(exc.value)
+    assert str(exc.value).endswith("set CLINEX_LLM_RESPONSE_FORMAT=json_object (or none)")
+    with pytest.raises(LLMError) as exc:
+        _ask(c, "Qfield")
+    assert str(exc.value).endswith("document doc-7: HTTP 400: unknown field 'context' in request")  # not "context size"
+    with pytest.raises(LLMError) as exc:
+        _ask(c, "Qlen")
+    assert str(exc.value).endswith("document doc-7: answer cut off at max_tokens (1024); raise CLINEX_LLM_MAX_TOKENS")
+    assert server.stats()["requests"] == 3  # no retry, no repair
+    assert (c.usage.calls, c.usage.failures) == (0, 3)  # answers count successes only
+    assert format_usage(c.usage).startswith("LLM: 0 answers, 3 requests, 0 from cache, 3 failed; ")
+
+
+def test_json_object_mode_still_tells_the_keys(server: ScriptedServer, tmp_path: Path) -> None:
+    server.script([{"match": "Qobj", "responses": [{"content": {"label": "x"}}]}])
+    c = _client(server, tmp_path, response_format="json_object")
+    got = c.complete_json([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Qobj"}], Answer,
+                          document="d")
+    assert got == Answer(label="x")
+    body = server.stats()["last_bodies"][-1]
+    assert body["response_format"] == {"type": "json_object"}
+    assert body["messages"][0] == {"role": "system", "content": "Be brief.\n" + HINT}
+
+
+def test_bad_key_values_and_prices(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as exc:
+        LLMSettings(base_url="http://x/v1", model="m", api_key="sk-\u00e9t\u00e9-secret")
+    msg = str(exc.value)
+    assert msg.startswith("[CLX001]") and "CLINEX_LLM_API_KEY (or --llm-key) holds a character" in msg
+    assert "secret" not in msg and "\u00e9" not in msg
+    with pytest.raises(InputError, match="CLINEX_LLM_API_KEY"):
+        LLMSettings(base_url="http://x/v1", model="m", api_key="sk-a\nsk-b")
+    assert LLMSettings(base_url="http://x/v1", model="m", api_key="  sk-ok\n").api_key == "sk-ok"
+    with pytest.raises(InputError, match=r"LLM setting price_prompt out of range: -1\.0"):
+        LLMSettings(base_url="http://x/v1", model="m", price_prompt=-1.0)
+
+
+def test_cache_file_is_private(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        c = LLMCache(tmp_path / "sub" / "cache.sqlite")
+    finally:
+        os.umask(old)
+    c.put("k", "m", "{}")
+    assert stat.S_IMODE((tmp_path / "sub" / "cache.sqlite").stat().st_mode) == 0o600
+    c.close()
+
+
+def test_grounding_keeps_numbers_and_avoids_taken_spans() -> None:
+    text = "The INR rose to 8 on day 3 after warfarin was doubled."
+    assert ground(text, "INR rose to 9 on day 3") is None  # score 95, but another number
+    g = ground(text, "INR rose to 8 on dy 3")  # a copying slip: kept, widened to the last number
+    assert (g.method, text[g.start:g.end]) == ("fuzzy", "INR rose to 8 on day 3")
+    t2 = "Rash developed on day 2; fever developed on day 5."
+    assert (ground(t2, "developed").start, ground(t2, "developed", avoid={(5, 14)}).start) == (5, 31)
+    assert ground(t2, "developed", hint=40).start == 31
+    assert ground("x developed y", "developed", avoid={(2, 11)}).start == 2  # the only occurrence

@@ -28,6 +28,9 @@ RULES = [
      "responses": [{"content": {"decision": "met", "evidence": ["s/p appendectomy in 2060."]}}]},
     {"name": "english", "match": "Criterion ENGLISH:", "match_all": ["Speaks English"],
      "responses": [{"content": {"decision": "met", "evidence": ["speaks english fluently", "Speaks Klingon"]}}]},
+    # 'met' on a quote with another number (8.1 in the notes): not grounded, so not met
+    {"name": "hba1c-B", "match": "Criterion HBA1C:", "match_all": ["HbA1c 8.1"],
+     "responses": [{"content": {"decision": "met", "evidence": ["HbA1c 9.1 today."]}}]},
     {"name": "default", "match": "", "responses": [{"content": {"decision": "not met", "evidence": []}}]},
 ]
 
@@ -64,9 +67,11 @@ def test_cohort_screen_llm_end_to_end_and_evaluate(cli, data: tuple[Path, Path],
     assert res.code == 0, res.stderr
     st = server.stats()
     assert st["requests"] == 26  # 13 criteria x 2 patients, all notes of each in one prompt
-    assert st["by_rule"] == {"abd-A": 1, "english": 2, "default": 23}
-    # ABDOMINAL 1 quote; ENGLISH 2 x (1 grounded case-insensitively, 'Speaks Klingon' dropped)
-    assert "3 spans grounded (0 fuzzy), 2 ungrounded dropped" in res.stderr
+    assert st["by_rule"] == {"abd-A": 1, "english": 2, "hba1c-B": 1, "default": 22}
+    # ABDOMINAL 1 quote; ENGLISH 2 x (1 grounded case-insensitively, 'Speaks Klingon' dropped);
+    # HBA1C of 102: its one quote changes a number, dropped, and the 'met' downgraded
+    assert ("3 spans grounded (0 fuzzy), 3 ungrounded dropped; 1 answers without grounded evidence downgraded "
+            "to NI / not met") in res.stderr
     bodies = [b["messages"][1]["content"] for b in st["last_bodies"]]
     assert any("Latest note dated: 2071-02-01\n" in b for b in bodies)  # patient 101's two records, both sent
     assert all(("Follow up. Doing well." in b) == ("Latest note dated: 2071-02-01\n" in b) for b in bodies)
@@ -80,6 +85,7 @@ def test_cohort_screen_llm_end_to_end_and_evaluate(cli, data: tuple[Path, Path],
     start = NOTES_A.index("s/p appendectomy")
     assert (ev["start"], ev["end"]) == (start, start + len("s/p appendectomy in 2060."))
     assert ev["record_date"] == "2070-01-05" and ev["rule"] == "clinex.cohort.llm.v1:ABDOMINAL.v1"
+    assert dec["102"]["HBA1C"] == {**dec["102"]["HBA1C"], "label": "not met", "score": 0.25, "evidence": []}
     eng = dec["102"]["ENGLISH"]["evidence"]
     assert len(eng) == 1 and (eng[0]["start"], eng[0]["end"]) == (NOTES_B.index("Speaks"), NOTES_B.index("Speaks") + 23)
     out = cli("cohort", "evaluate", gold, pred, "--json")
@@ -112,7 +118,8 @@ def test_cohort_notes_cut_into_parts_of_whole_records(tmp_path: Path) -> None:
     f.write_text(_xml(NOTES_A, set()), encoding="utf-8")
     p = read_patient(f)
     (r1, r2) = p.records
-    model = LLMCohortModel("n2c2", {})
+    model = LLMCohortModel("n2c2", {"base_url": "http://127.0.0.1:9/v1", "model": "m"})
+    assert model.name == "clinex.cohort.llm.v1:m"
     assert part_budget(8192, 1024) == (8192 - 1024 - 400) * 3
     assert model.parts(p, 20_304) == [(r1.start, r2.end)]  # everything in one prompt
     assert model.parts(p, r1.end - r1.start) == [(r1.start, r1.end), (r2.start, r2.end)]  # one record each

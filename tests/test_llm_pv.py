@@ -75,11 +75,18 @@ def test_pv_extract_llm_end_to_end_and_evaluate(cli, env: Path, server: Scripted
     assert server.stats()["requests"] == 4
     # tokens as the server counts them (words): 3 answered requests, the repair turn carrying
     # the bad answer and the repair request
+    from clinex.llm.client import schema_hint
     from clinex.llm.prompts import load_prompt
+    from clinex.pv.models.llm import PVAnswer
 
     pr = load_prompt("pv")
     words = lambda t: len(t.split())  # noqa: E731
-    system = words(pr.render("system"))
+    sent = server.stats()["last_bodies"][0]["messages"][0]["content"]
+    assert sent == pr.render("system").strip() + "\n" + schema_hint(PVAnswer)  # the keys, also for json_object servers
+    assert schema_hint(PVAnswer).startswith('Reply with one JSON object of this shape: {"events": [{"event_type": '
+                                            '"Adverse_event"|"Potential_therapeutic_event", "trigger": string, ')
+    system = words(sent)
+    assert PVAnswer.model_json_schema()["required"] == ["events"]  # "{}" is not an answer
     repair = next(b["messages"][-1]["content"] for b in server.stats()["last_bodies"] if len(b["messages"]) == 4)
     prompt = (system + words(f"Sentence: {S1}")) * 2 + words("{not json") + words(repair) + system + words(f"Sentence: {S2}")
     completion = words("{not json") + words(json.dumps(A1)) + words(json.dumps(A2))
@@ -120,6 +127,7 @@ def test_pv_few_shot_bm25_demonstrations(cli, env: Path, server: ScriptedServer,
     t1 = "Severe rash developed after penicillin."
     t2 = "Insulin controlled the hyperglycemia."
     train.write_text("\n".join([
+        GOLD.splitlines()[0],  # S1 itself: BM25's best match, but never its own demonstration
         _gold_line("t1", t1, [{"event_id": "E1", "event_type": "Adverse_event", "Trigger": _arg(t1, "developed"),
                                "Effect": _arg(t1, "Severe rash"), "Treatment": _arg(t1, "penicillin")}]),
         _gold_line("t2", t2, [{"event_id": "E1", "event_type": "Potential_therapeutic_event",
@@ -154,5 +162,55 @@ def test_pv_llm_server_down_exit_2(cli, env: Path, tmp_path: Path) -> None:
 
     # the two sentences go out at once: whichever fails first is named
     assert re.search(rf"\[CLX009\] LLM server http://127\.0\.0\.1:{port}/v1 \(model 'scripted'\): "
-                     r"document text [12] of 2: cannot connect", res.stderr), res.stderr
+                     r"document record s[12]: cannot connect", res.stderr), res.stderr
+    assert "skipped" not in res.stderr and "Traceback" not in res.stderr
     assert KEY not in res.stdout + res.stderr and not (tmp_path / "p.json").exists()
+
+
+S3 = "She developed rash on day 2 and later developed fever on day 5."
+
+
+def test_pv_failed_record_named_by_id_and_skipped(cli, env: Path, server: ScriptedServer, tmp_path: Path) -> None:
+    src = tmp_path / "three.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in
+                           (("a1", S1), ("a2", "Nothing useful here."), ("a3", S3))), encoding="utf-8")
+    fever = {"event_type": "Adverse_event", "trigger": "developed", "arguments": [{"role": "Effect", "text": "fever"}]}
+    rash = {"event_type": "Adverse_event", "trigger": "developed", "arguments": [{"role": "Effect", "text": "rash"}]}
+    server.script([{"match": "severe rash", "responses": [{"content": A1}]},
+                   {"match": "Nothing useful", "responses": [{"content": "I cannot answer that."}]},
+                   # fever first, and the rash event twice (identical: kept once)
+                   {"match": "later developed", "responses": [{"content": {"events": [fever, rash, rash]}}]}])
+    pred = tmp_path / "p.json"
+    res = cli("pv", "extract", "--input", src, "--model", "llm", "--output", pred)
+    assert res.code == 1, res.stderr
+    assert ("skipped: [CLX009] LLM server " + server.url + " (model 'scripted'): document record a2: no valid JSON "
+            "answer after 3 tries: not JSON") in res.stderr
+    assert "text 2 of 3" not in res.stderr
+    assert "2 records, 3 events -> " in res.stderr and "1 bad lines or failed records skipped" in res.stderr
+    assert "LLM: 2 answers, 5 requests, 0 from cache, 1 failed;" in res.stderr  # a2: 1 ask + 2 repairs
+    rows = [json.loads(x) for x in pred.read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["a1", "a3"]
+    assert {r["model"] for r in rows} == {"clinex.pv.llm.v1:scripted"}  # the server's model in the versioned id
+    evs = rows[1]["annotations"][0]["events"]
+    # each 'developed' grounds at the occurrence nearest its own effect: fever (48) -> 38, rash (14) -> 4
+    assert [(e["Effect"]["text"], e["Effect"]["start"], e["Trigger"]["start"]) for e in evs] == [
+        ([["fever"]], [[48]], [[38]]), ([["rash"]], [[14]], [[4]])]
+
+
+def test_pv_key_echoed_in_401_never_printed_and_bad_key_exit_2(cli, env: Path, server: ScriptedServer,
+                                                               tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server.script([{"match": "", "responses": [{"status": 401, "error": "Incorrect API key provided: {key}"}]}])
+    res = cli("pv", "extract", "--input", env, "--model", "llm", "--output", tmp_path / "p.json")
+    assert res.code == 2
+    assert "(HTTP 401: Incorrect API key provided: ***); check CLINEX_LLM_API_KEY" in res.stderr
+    assert KEY not in res.stdout + res.stderr and server.stats()["auth"][0] == f"Bearer {KEY}"
+    monkeypatch.setenv("CLINEX_LLM_API_KEY", "sk-cl\u00e9-secret\n")
+    res = cli("pv", "extract", "--input", env, "--model", "llm", "--output", tmp_path / "p.json")
+    assert res.code == 2 and "Traceback" not in res.stderr
+    assert "[CLX001]" in res.stderr and "CLINEX_LLM_API_KEY (or --llm-key) holds a character" in res.stderr
+    assert "secret" not in res.stderr
+    monkeypatch.setenv("CLINEX_LLM_API_KEY", KEY + "  \n")  # whitespace around the key is stripped
+    server.script([{"match": "", "responses": [{"content": {"events": []}}]}])
+    res = cli("pv", "extract", "--input", env, "--model", "llm", "--output", tmp_path / "p.json")
+    assert res.code == 0, res.stderr
+    assert server.stats()["auth"] == [f"Bearer {KEY}"] * 2

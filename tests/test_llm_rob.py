@@ -54,26 +54,29 @@ def test_rob_assess_llm_end_to_end_and_agreement(cli, server: ScriptedServer, tm
     assert server.stats()["requests"] == 23  # 22 SQs (the report fits one part) + 1 repair of 3.1
     # grounded: the key's evidence of the 11 SQs with evidence other than 2.1 (3.1 and 5.1 have two
     # sentences each) -> 13 quotes, 1.1's fuzzily; 2.1's invented sentence dropped
-    assert "13 spans grounded (1 fuzzy), 1 ungrounded dropped" in res.stderr
+    # 2.1 (its only quote invented) and 4.2 (N, no quote: the key has none) have no grounded evidence
+    assert ("13 spans grounded (1 fuzzy), 1 ungrounded dropped; 2 answers without grounded evidence downgraded "
+            "to NI / not met") in res.stderr
     result = json.loads((out / "01_relcomide_cough.rob.json").read_text())
     answers = {a["sq"]: a for d in result["domains"] for a in d["answers"]}
     text = (gold / "01_relcomide_cough.txt").read_text(encoding="utf-8")
     ev11 = answers["1.1"]["evidence"][0]["span"]["fragments"][0]
     start = text.index("computer-generated sequence")
     assert (ev11["start"], ev11["end"]) == (start, start + len("computer-generated sequence in permuted blocks of 4 and 6"))
-    assert answers["2.1"]["response"] == "Y" and answers["2.1"]["evidence"] == []
-    assert answers["2.1"]["confidence"] == 0.5
+    assert answers["2.1"]["response"] == "NI" and answers["2.1"]["evidence"] == []  # not the invented Y
+    assert answers["2.1"]["confidence"] == 0.0
     assert answers["1.1"]["evidence"][0]["source"] == "clinex.rob.llm.v1:scripted"
-    assert result["model"] == "clinex.rob.llm.v1"
+    assert result["model"] == "clinex.rob.llm.v1:scripted"
     agree = cli("rob", "agreement", gold, out, "--json")
     assert agree.code == 0, agree.stderr
     report = json.loads(agree.stdout)
     overall = report["overall"]
-    # every SQ agrees with the key except 2.1 (Y for N) and, through it, 2.3: RoB 2 asks 2.3 after a
-    # Y to 2.1, so the model's NI stands where the key has NA; the other NA of the key come back NA
-    assert overall["n_response"] == 22 and overall["po_response_exact"] == pytest.approx(20 / 22)
+    # every SQ agrees with the key except 2.1 and 4.2 (NI for N: no grounded evidence) and, through
+    # 2.1, 2.3: RoB 2 asks 2.3 after an NI to 2.1, so the model's NI stands where the key has NA; the
+    # other NA of the key come back NA
+    assert overall["n_response"] == 22 and overall["po_response_exact"] == pytest.approx(19 / 22)
     wrong = sorted(q["sq"] for q in report["sqs"] if q["po_response_exact"] != 1.0)
-    assert wrong == ["2.1", "2.3"]
+    assert wrong == ["2.1", "2.3", "4.2"]
     again = cli("rob", "assess", str(gold / "01_relcomide_cough.txt"), "--model", "llm", "--llm-url", server.url,
                 "--llm-model", "scripted", "--output", tmp_path / "out2", "--no-plot")
     assert again.code == 0 and server.stats()["requests"] == 23  # all 22 from the cache
@@ -131,3 +134,26 @@ def test_rob_report_cut_into_parts_and_answers_combined(server: ScriptedServer, 
     assert a11.response == "Y" and a11.confidence == 1.0
     start = doc.text.index(quote)
     assert (a11.evidence[0].span.start, a11.evidence[0].span.end) == (start, start + len(quote))
+
+
+def test_rob_invented_quotes_end_ni_not_low(server: ScriptedServer, tmp_path: Path) -> None:
+    from clinex.rob.assess import assess, load_trial
+    from clinex.rob.evidence.llm import LLMEvidenceModel
+
+    doc = load_trial(CASE.with_suffix(".txt"))
+    model = LLMEvidenceModel({"base_url": server.url, "model": "scripted", "cache": False, "timeout": 2})
+    # the key's answers (a Low trial), every one backed only by a sentence that is not in the report
+    key = yaml.safe_load(CASE.with_suffix(".key.yaml").read_text(encoding="utf-8"))
+    server.script([{"name": sq, "match": f"Signalling question {sq} (",
+                    "responses": [{"content": {"answer": "NI" if r == "NA" else r, "evidence": [WRONG_21]}}]}
+                   for sq, r in key["responses"].items()])
+    result = assess(doc, model)
+    answers = {a.sq: a for d in result.domains for a in d.answers}
+    # every SQ NI (2.4 and 2.5 NA: RoB 2 asks them only after a Y/PY to 2.3)
+    assert [sq for sq, a in answers.items() if a.response != "NI"] == ["2.4", "2.5"]
+    assert all(a.confidence == 0.0 and a.evidence == () for a in answers.values())
+    assert {(d, q) for d, q, _ in model.downgraded_} == {(doc.id, sq) for sq, r in key["responses"].items()
+                                                          if r != "NA"}
+    # the key's trial is Low in every domain; without grounded evidence it is not
+    assert [d.risk for d in result.domains] == ["Some concerns", "High", "High", "High", "Some concerns"]
+    assert result.overall == "High"

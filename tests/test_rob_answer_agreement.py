@@ -299,3 +299,23 @@ def test_cue_model_on_the_preliminary_corpus(roger: Path) -> None:
     assert (sq["4.3"].n_response, sq["4.3"].po_response_exact, sq["4.3"].po_extraction) \
         == (7, 4 / 7, 5 / 7)
     assert sq["2.4"].n_response == 0 and sq["2.4"].po_response_exact is None
+
+
+def test_cli_each_skip_is_reported_once(cli, tmp_path: Path) -> None:
+    keys = _write_keys(tmp_path / "keys2")
+    bad = keys / "03_bad.key.yaml"
+    bad.write_text("id: 03_bad\nresponses: [Y, N]\n", encoding="utf-8")
+    (keys / "01_a.txt").unlink()  # 01_a cannot be assessed: one line, not a second 'has no prediction'
+    res = cli("rob", "agreement", keys, "--model", "rules")
+    assert res.code == 1
+    assert res.stderr.splitlines() == [
+        f"warning: [CLX002] {bad}: field 'responses': expected a mapping of the 22 SQs to "
+        "Y/PY/PN/N/NI/NA; skipped",
+        "warning: document '01_a': no report text beside its gold (.txt); not assessed",
+    ]
+    assert "1 documents" in res.stdout
+    # the skips read before an error are still reported, once, before it
+    res = cli("rob", "agreement", keys, tmp_path / "nopreds")
+    assert res.code == 2
+    assert res.stderr.splitlines()[0].startswith(f"warning: [CLX002] {bad}: field 'responses'")
+    assert res.stderr.count("03_bad") == 1 and res.stderr.splitlines()[-1].startswith("[CLX001]")

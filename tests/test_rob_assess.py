@@ -393,3 +393,16 @@ def test_plot_traffic_light_rejects_label_count_mismatch(tmp_path):
     result = assess(Document(id="t1", text="A randomised trial."), Silent())
     with pytest.raises(IE, match="1 labels for 2 assessments"):
         plot_traffic_light([result, result], tmp_path / "p.png", labels=["a"])
+
+
+def test_cli_empty_folder_is_a_coded_skip(cli, tmp_path):
+    empty = tmp_path / "adir"
+    empty.mkdir()
+    (empty / "notes.md").write_text("not a report", encoding="utf-8")
+    res = cli("rob", "assess", str(empty), "--output", str(tmp_path / "robx"))
+    assert res.code == 2
+    assert res.stderr.splitlines() == [
+        f"skipped {empty}: [CLX001] {empty}: folder without .pdf/.txt/.xml/.html/.htm files",
+        "[CLX001] field 'inputs': none of the 1 input(s) could be assessed",
+    ]
+    assert not (tmp_path / "robx").exists()

@@ -17,16 +17,27 @@ result rows:
 
 - ``pv``: JSON-lines files (``id`` and ``text``, or PHEE's ``context``, per line; a
   record is one unit, as for ``clinex pv extract``), plain ``.txt`` files (one item per
-  sentence), or folders of them; one row per record with its events as PHEE JSON.
-  The model (``model=``: ``auto``, ``crf``, ``transformer`` or a model folder;
-  default ``$CLINEX_PV_MODEL``, else ``auto``) is resolved once before the run;
-  ``manifest.json`` records its versioned id (``model``) and, for a folder, the
-  folder (``model_folder``), and a run that names another model is not resumed.
+  sentence), or folders of them; one row per record with its events as PHEE JSON
+  (``source`` = the input file, so equal record ids of two files stay apart).
 - ``cohort``: n2c2 XML files or folders of them; one row per patient and criterion
   (``patient`` = file stem, ``source`` = the input path).
 - ``rob``: trial files (PDF, text, XML, tagtog HTML) or folders of them; one row per
   trial and signalling question (``document`` = file name with its suffix, so
   ``trial.txt`` and ``trial.pdf`` stay apart; ``source`` = the input path).
+
+A folder that holds none of its task's files is an error item naming the folder.
+
+Every task's model (``model=``; pv ``auto``, a kind or a model folder, default
+``$CLINEX_PV_MODEL``, else ``auto``; rob and cohort a registry name, default ``auto``)
+is built once before any item, so a model that cannot be built (unknown name, missing
+file, an LLM kind without a server configured) stops the run before the output folder
+is created. ``manifest.json`` records its versioned id (``model``) and, for a folder or
+file, its path (``model_folder``); a run that names another model is not resumed.
+
+On a resume, a partition whose item errors include a model or LLM error
+(:data:`RETRY_CODES`: ``CLX006``, ``CLX009``; e.g. a server that was down) is run again
+instead of replaying its errors; other item errors (a malformed line, an unreadable
+file) come from the input and are replayed.
 """
 
 from __future__ import annotations
@@ -41,7 +52,12 @@ from typing import Any
 
 from clinex.errors import ClinexError, InputError
 
-__all__ = ["BatchTask", "BatchSummary", "Item", "ItemError", "TASKS", "run_batch", "read_results"]
+__all__ = ["BatchTask", "BatchSummary", "Item", "ItemError", "TASKS", "RETRY_CODES", "run_batch", "read_results"]
+
+RETRY_CODES = ("CLX006", "CLX009")
+"""Error codes of item errors that a resume retries (:class:`~clinex.errors.ModelError`,
+:class:`~clinex.errors.LLMError`): they depend on the model or its server, not on the
+input, so they may not happen again. Own choice; other codes are replayed."""
 
 
 @dataclass(frozen=True)
@@ -111,12 +127,16 @@ class BatchSummary:
 
 def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
     """JSON lines (``id`` + ``text`` or PHEE ``context``) as one item per record;
-    plain text split into sentences; a folder gives its ``.jsonl``/``.json``/``.txt``."""
+    plain text split into sentences; a folder gives its ``.jsonl``/``.json``/``.txt``
+    (none: one error item). Each item's payload is ``(text, source file)``."""
     from clinex.io.jsonl import iter_jsonl_texts
     from clinex.io.textfile import read_text
     from clinex.pv.pipeline import text_records
 
-    for p in _files(path, (".jsonl", ".json", ".txt")):
+    for p in _files(path, _PV_SUFFIXES):
+        if isinstance(p, ItemError):
+            yield p
+            continue
         # one unreadable file (binary, not UTF-8) is reported under its own name and the
         # folder's other files go on
         try:
@@ -128,12 +148,12 @@ def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
                 for rec in records:
                     yield from (ItemError(f"{p}:{e.line}", str(e)) for e in errors)
                     errors.clear()
-                    yield Item(rec.id, rec.text)
+                    yield Item(rec.id, (rec.text, str(p)))
                 yield from (ItemError(f"{p}:{e.line}", str(e)) for e in errors)
             else:
                 # the plain-text rule of `clinex pv extract`: blank text is one empty record
                 for rid, sent in text_records(read_text(p), p.stem):
-                    yield Item(rid, sent)
+                    yield Item(rid, (sent, str(p)))
         except ClinexError as exc:
             yield ItemError(str(p), str(exc))
 
@@ -147,16 +167,18 @@ def _pv_process(
 
     spec = model or os.environ.get("CLINEX_PV_MODEL", "auto")
     model = _cached(f"pv:{spec}", lambda: load_model(spec))
-    records = [(it.id, it.payload) for it in items]
+    records = [(it.id, it.payload[0]) for it in items]
+    sources = [it.payload[1] for it in items]
     try:  # one batched model call per `batch_size` records, as `clinex pv extract --batch-size`
-        results = [r for b in range(0, len(records), batch_size)
-                   for r in extract_records(records[b : b + batch_size], model=model)]
+        # extract_records gives one result per record, in order
+        results = list(zip(sources, [r for b in range(0, len(records), batch_size)
+                                     for r in extract_records(records[b : b + batch_size], model=model)]))
     except ClinexError:  # isolate the item the model rejects; keep the others
         results = []
         errors: list[ItemError] = []
-        for rec in records:
+        for rec, src in zip(records, sources):
             try:
-                results.extend(extract_records([rec], model=model))
+                results.extend((src, r) for r in extract_records([rec], model=model))
             except ClinexError as exc:
                 errors.append(ItemError(rec[0], str(exc)))
     else:
@@ -164,6 +186,7 @@ def _pv_process(
     rows = [
         {
             "id": item.id,
+            "source": src,
             "text": item.text,
             "n_events": len(item.events),
             "n_adverse": sum(e.event_type == "Adverse_event" for e in item.events),
@@ -171,7 +194,7 @@ def _pv_process(
             "event_probability": item.event_probability,
             "phee_json": json.dumps(to_phee_dict(item), ensure_ascii=False),
         }
-        for item in results
+        for src, item in results
     ]
     return rows, errors
 
@@ -228,9 +251,19 @@ def _rob_resolve_model(spec: str) -> tuple[str, dict[str, str]]:
     return folder, {"model": loaded.name, "model_folder": folder}
 
 
-def _files(path: Path, suffixes: tuple[str, ...]) -> Iterator[Path]:
+_PV_SUFFIXES = (".jsonl", ".json", ".txt")
+_ROB_SUFFIXES = (".pdf", ".txt", ".xml", ".html", ".htm")
+"""The files a folder input stands for (``.htm`` as ``clinex rob assess`` reads it)."""
+
+
+def _files(path: Path, suffixes: tuple[str, ...]) -> Iterator[Path | ItemError]:
+    """A file as given; a folder's files with ``suffixes`` (name order), or one
+    :class:`ItemError` naming a folder that holds none of them."""
     if path.is_dir():
-        yield from sorted(p for p in path.iterdir() if p.suffix.lower() in suffixes)
+        found = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in suffixes)
+        if not found:
+            yield ItemError(str(path), str(InputError(f"folder without {'/'.join(suffixes)} files", path=path)))
+        yield from found
     else:
         yield path
 
@@ -252,16 +285,18 @@ def _cohort_process(
 ) -> tuple[list[dict[str, Any]], list[ItemError]]:
     """One row per patient and criterion; ``evidence_json`` holds a list of
     :func:`clinex.cohort.screen.evidence_record` (the layout of ``clinex cohort screen``)."""
-    from clinex.cohort import screen
     from clinex.cohort.formats.n2c2_xml import read_patient
     from clinex.cohort.formats.notes_folder import read_notes_folder
+    from clinex.cohort.models import get_model
     from clinex.cohort.screen import evidence_record
 
+    # the model of clinex.cohort.screen, built once per worker (an LLM kind keeps one client)
+    cohort_model = _cached(f"cohort:{model}:{'|'.join(criteria)}", lambda: get_model(model, list(criteria)))
     rows, errors = [], []
     for it in items:
         try:
             patient = read_notes_folder(it.payload) if Path(it.payload).is_dir() else read_patient(it.payload)
-            decisions = screen(patient, criteria=list(criteria), model=model)
+            decisions = cohort_model.screen(patient)
         except ClinexError as exc:
             errors.append(ItemError(it.payload, str(exc)))
             continue
@@ -280,8 +315,9 @@ def _cohort_process(
 
 
 def _rob_expand(path: Path) -> Iterator[Item | ItemError]:
-    for p in _files(path, (".pdf", ".txt", ".xml", ".html")):
-        yield Item(p.name, str(p))
+    """One item per trial file; a folder gives its report files (none: one error item)."""
+    for p in _files(path, _ROB_SUFFIXES):
+        yield p if isinstance(p, ItemError) else Item(p.name, str(p))
 
 
 def _rob_process(items: Sequence[Item], model: str = "auto") -> tuple[list[dict[str, Any]], list[ItemError]]:
@@ -320,7 +356,7 @@ def _rob_process(items: Sequence[Item], model: str = "auto") -> tuple[list[dict[
 TASKS: dict[str, BatchTask] = {
     "pv": BatchTask(
         "pv",
-        {"id": "VARCHAR", "text": "VARCHAR", "n_events": "INTEGER", "n_adverse": "INTEGER",
+        {"id": "VARCHAR", "source": "VARCHAR", "text": "VARCHAR", "n_events": "INTEGER", "n_adverse": "INTEGER",
          "model": "VARCHAR", "event_probability": "DOUBLE", "phee_json": "VARCHAR"},
         _pv_expand,
         _pv_process,
@@ -385,10 +421,25 @@ def _run_partition(args: tuple[str, int, list[Item], str, dict[str, Any]]) -> di
     task = TASKS[task_name]
     part = Path(out_dir) / "parts" / f"part-{index:05d}.parquet"
     rows, errors = task.process(items, **options)
-    _write_parquet(rows, task.columns, part)
+    # the errors first, then the part file: a part file on disk means its errors are there too
     err_path = part.with_suffix(".errors.json")
-    err_path.write_text(json.dumps([e.__dict__ for e in errors]), encoding="utf-8")
+    tmp = err_path.with_name(err_path.name + ".tmp")
+    tmp.write_text(json.dumps([e.__dict__ for e in errors]), encoding="utf-8")
+    os.replace(tmp, err_path)
+    _write_parquet(rows, task.columns, part)
     return {"index": index, "rows": len(rows), "errors": [e.__dict__ for e in errors]}
+
+
+def _done_errors(part: Path) -> list[ItemError] | None:
+    """The item errors of a finished partition, or None when it must be run (again):
+    no part file, or an item error with a code in :data:`RETRY_CODES`."""
+    if not part.is_file():
+        return None
+    errs = part.with_suffix(".errors.json")
+    errors = [ItemError(**e) for e in json.loads(errs.read_text("utf-8"))] if errs.is_file() else []
+    if any(e.message.startswith(tuple(f"[{c}]" for c in RETRY_CODES)) for e in errors):
+        return None
+    return errors
 
 
 def _stamp(p: Path) -> str:
@@ -407,7 +458,8 @@ def _stamp(p: Path) -> str:
 
 
 def _fingerprint(task: str, inputs: Sequence[Path], partition_size: int, criteria: Sequence[str] = ()) -> str:
-    h = hashlib.sha256(f"{task}|{partition_size}".encode())
+    # the result columns too: parts of a clinex with other columns (pv before `source`) never merge with these
+    h = hashlib.sha256(f"{task}|{partition_size}|{','.join(TASKS[task].columns)}".encode())
     for p in inputs:
         h.update(str(p.resolve()).encode())
         h.update(_stamp(p).encode())
@@ -461,7 +513,7 @@ def run_batch(
     partition_size : int, default 256
         Items per partition (one Dask task, one part file).
     workers : int, default 1
-        Dask workers; with 1 the run is synchronous in this process.
+        Dask workers (>= 1); with 1 the run is synchronous in this process.
     scheduler : {"sync", "threads", "processes"} or None
         Dask scheduler; default "sync" for one worker, else "processes".
     progress : callable, optional
@@ -476,15 +528,19 @@ def run_batch(
         model folder (default ``$CLINEX_PV_MODEL``, else ``auto``;
         :data:`clinex.pv.models.REGISTRY`); rob an evidence model name or file (default
         ``auto``; :data:`clinex.rob.evidence.REGISTRY`); cohort a name of
-        :data:`clinex.cohort.models.REGISTRY` (default ``auto``). Loaded before the run;
-        its versioned id (and folder) is recorded in ``manifest.json``, and resuming a
-        run whose manifest names another model is refused.
+        :data:`clinex.cohort.models.REGISTRY` (default ``auto``), built for ``criteria``.
+        Built once before any item and before ``out_dir`` is created; its versioned id
+        (and folder or file) is recorded in ``manifest.json`` (``auto`` as the kind it
+        stands for), and resuming a run whose manifest names another model is refused.
     batch_size : int, default 64
         pv only: records per model call within a partition (results do not depend on it).
 
     Returns
     -------
     BatchSummary
+        When the inputs hold no item at all but some error items (e.g. only empty
+        folders or unreadable files), nothing is written, ``out_dir`` is not created
+        and the summary has ``n_items == 0`` and those errors.
 
     Raises
     ------
@@ -492,10 +548,12 @@ def run_batch(
         Unknown task (the message lists the valid ones).
     InputError
         An input path does not exist, or ``out_dir`` holds other files or another run
-        (or, for pv, a run of another model: the error names its manifest.json);
-        ``criteria`` or ``model`` given for a task it does not apply to.
-    ModelError
-        The pv model cannot be loaded.
+        (or a run of another model: the error names its manifest.json);
+        ``criteria`` given for a task it does not apply to; ``partition_size``,
+        ``workers`` or ``batch_size`` below 1.
+    ModelError, LLMError
+        The task's model cannot be built (unknown name, missing file, an LLM kind
+        without a configured server); nothing is written.
     SchemaError
         A criterion file does not validate (see :func:`clinex.cohort.criteria.load_criterion`).
     """
@@ -507,7 +565,9 @@ def run_batch(
     if task not in TASKS:
         raise SchemaError(f"unknown batch task '{task}'; valid: {', '.join(TASKS)}")
     if partition_size < 1:
-        raise InputError("partition_size must be >= 1", field="partition_size")
+        raise InputError(f"partition_size must be >= 1; got {partition_size}", field="partition_size")
+    if workers < 1:
+        raise InputError(f"workers must be >= 1; got {workers}", field="workers")
     paths = [Path(p) for p in inputs]
     for p in paths:
         if not p.exists():
@@ -534,12 +594,14 @@ def run_batch(
         options["model"], model_record = _pv_resolve_model(str(model or os.environ.get("CLINEX_PV_MODEL", "auto")))
     elif task == "rob":
         options["model"], model_record = _rob_resolve_model(str(model or "auto"))
-    elif task == "cohort" and model is not None:
+    elif task == "cohort":
         from clinex.cohort.models import REGISTRY as COHORT_MODELS
-        from clinex.cohort.models import check_model_name
+        from clinex.cohort.models import check_model_name, get_model
 
-        kind = check_model_name(str(model))
-        options["model"], model_record = kind, {"model": COHORT_MODELS[kind].version}
+        kind = check_model_name(str(model or "auto"))
+        built = get_model(kind, crits or "n2c2")  # a model that cannot be built stops the run before any item
+        # the built model's own id (an LLM kind adds the server's model name), else the kind's
+        options["model"], model_record = kind, {"model": str(getattr(built, "name", COHORT_MODELS[kind].version))}
     fingerprint = _fingerprint(task, paths, partition_size, crits)
     manifest_path = out / "manifest.json"
     if out.exists() and any(out.iterdir()):
@@ -549,11 +611,11 @@ def run_batch(
         if old.get("fingerprint") != fingerprint:
             raise InputError(
                 "output folder holds a different batch run (other task, inputs, partition size or criteria, "
-                "or an input file changed since: size or modification time); pass another output folder",
+                "an input file changed since: size or modification time, or a clinex version with other "
+                "result columns); pass another output folder",
                 path=out,
             )
         _check_same_model(old, model_record, manifest_path)
-    (out / "parts").mkdir(parents=True, exist_ok=True)
 
     summary = BatchSummary(out_dir=out)
     spec = TASKS[task]
@@ -568,6 +630,9 @@ def run_batch(
         except ClinexError as exc:
             summary.errors.append(ItemError(str(p), str(exc)))
     summary.n_items = len(items)
+    if not items and summary.errors:  # nothing to process: no folder a later run would have to match
+        return summary
+    (out / "parts").mkdir(parents=True, exist_ok=True)
     chunks = [items[i : i + partition_size] for i in range(0, len(items), partition_size)]
     summary.n_parts = len(chunks)
     manifest: dict[str, Any] = {
@@ -586,11 +651,10 @@ def run_batch(
     todo = []
     for i, chunk in enumerate(chunks):
         part = out / "parts" / f"part-{i:05d}.parquet"
-        if part.is_file():
+        old_errors = _done_errors(part)
+        if old_errors is not None:
             summary.n_parts_skipped += 1
-            errs = part.with_suffix(".errors.json")
-            if errs.is_file():
-                summary.errors.extend(ItemError(**e) for e in json.loads(errs.read_text("utf-8")))
+            summary.errors.extend(old_errors)
         else:
             todo.append((task, i, chunk, str(out), options))
     done = summary.n_parts_skipped

@@ -17,7 +17,7 @@ import typer
 from clinex.errors import ClinexError
 from clinex.pv.models import model_names as _pv_model_names
 
-_PV_MODEL_CHOICES = " | ".join(_pv_model_names())  # the registry's names, for help
+_PV_MODEL_CHOICES = " | ".join(_pv_model_names())  # the registry's names, for help (auto | onnx | ... | llm)
 
 app = typer.Typer(
     name="clinex",
@@ -71,18 +71,26 @@ def batch(
     ),
     model: str = typer.Option(
         None, "--model",
-        help=f"The task's model: pv {_PV_MODEL_CHOICES} | a model folder; rob rules | cues | sentence | a file; "
-        "cohort rules (default auto); recorded in manifest.json.",
+        help=f"The task's model: pv {_PV_MODEL_CHOICES} | a model folder; rob rules | cues | sentence | llm | a file; "
+        "cohort rules | llm (default auto); built before any item, recorded in manifest.json.",
     ),
 ) -> None:
     """Run TASK over many inputs with Dask; write results.parquet, errors.jsonl, manifest.json.
 
-    Bad items are reported and skipped; exit status 1 when any item failed, 0 otherwise.
-    Re-running the same command resumes an interrupted run.
+    Bad items (and folders holding none of the task's files) are reported and skipped.
+    Exit status: 0 every item was processed; 1 some items were skipped (the others are
+    written); 2 no item could be processed (when the inputs hold no item at all, nothing
+    is written), or a bad option, input or model (a model that cannot be built stops
+    the run before the output folder is created). Re-running the same command resumes
+    an interrupted run; items that failed with a model or LLM error are retried.
     """
     from clinex.batch import run_batch
+    from clinex.errors import InputError
     from clinex.progress import Progress
 
+    for name, value in (("--partition-size", partition_size), ("--batch-size", batch_size), ("--workers", workers)):
+        if value < 1:
+            raise InputError(f"{name} must be >= 1; got {value}", field=name)
     with Progress(f"batch {task}", unit="partitions") as bar:
         summary = run_batch(
             task, inputs, output, partition_size=partition_size, workers=workers, progress=bar.update,
@@ -90,12 +98,15 @@ def batch(
         )
     for err in summary.errors:
         typer.echo(f"skipped {err.id}: {err.message}", err=True)
+    if summary.n_items == 0 and summary.errors:
+        raise InputError(f"none of the {len(inputs)} input(s) holds an item to process (see above); nothing written",
+                         field="inputs")
     typer.echo(
         f"{summary.n_items} items, {summary.n_rows} rows, {len(summary.errors)} errors, "
         f"{summary.n_parts} parts ({summary.n_parts_skipped} resumed) -> {summary.out_dir}"
     )
     if summary.errors:
-        raise typer.Exit(1)
+        raise typer.Exit(2 if summary.n_rows == 0 else 1)  # 2: not one item could be processed
 
 
 @app.command("version")

@@ -174,6 +174,8 @@ def screen(
     from clinex.errors import ClinexError, InputError
     from clinex.progress import Progress
 
+    if batch_size < 1:  # the option's own message, as `clinex pv extract --batch-size`
+        raise InputError(f"--batch-size must be >= 1; got {batch_size}", field="--batch-size")
     check_model_name(model)
     for p in paths:
         if not Path(p).exists():

@@ -335,7 +335,9 @@ def load_label_dir(folder: str | Path) -> dict[str, tuple[Path, dict[str, str]]]
     Raises
     ------
     InputError
-        ``folder`` is not a folder.
+        ``folder`` does not exist, or is a file (the message says what is expected:
+        a folder of n2c2 XML files, e.g. ``clinex cohort screen -o FOLDER``'s; for a
+        screen ``.json`` file, that ``clinex cohort evaluate`` reads it with ``--scores``).
     FormatError, EncodingError
         A file cannot be read (evaluation stops: a skipped file would change the
         scores).
@@ -344,12 +346,23 @@ def load_label_dir(folder: str | Path) -> dict[str, tuple[Path, dict[str, str]]]
 
     folder = Path(folder)
     if not folder.is_dir():
-        raise InputError("no such folder", path=folder)
+        raise InputError(_not_a_folder(folder), path=folder)
     out = {}
     for f in sorted(folder.glob("*.xml")):
         if f.is_file():
             out[f.name] = (f, dict(read_patient(f).labels))
     return out
+
+
+def _not_a_folder(path: Path) -> str:
+    """What a gold or prediction argument must be, said for ``path`` that is not a folder."""
+    expected = "expected a folder of n2c2 XML files (NNN.xml, as `clinex cohort screen -o FOLDER` writes)"
+    if not path.exists():
+        return f"no such folder; {expected}"
+    hint = ""
+    if path.suffix.lower() == ".json":
+        hint = " (a `clinex cohort screen` .json file goes to `clinex cohort evaluate --scores`, for AUC)"
+    return f"is a file, not a folder; {expected}{hint}"
 
 
 def match_label_dirs(

@@ -16,9 +16,19 @@ al., 2024). :class:`LLMCohortModel` does that against any OpenAI-compatible serv
   that show it, each grounded in ``patient.text`` (:func:`clinex.llm.grounding.ground`,
   the part as window) and dated by the record it falls in; ungrounded ones are
   dropped and counted;
-* with several parts a criterion is ``met`` when any part says so (clinex's own rule:
-  the n2c2 criteria are about something documented somewhere in the record), with
-  the evidence of those parts; ``score`` is 1.0 for met, 0.0 for not met.
+* with several parts a criterion is ``met`` when any part says so *with at least one
+  grounded sentence* (clinex's own rule: the n2c2 criteria are about something
+  documented somewhere in the record), with the evidence of those parts; ``score``
+  is 1.0 for met, 0.0 for not met;
+* **no grounded evidence, not met**: a "met" whose quotes are all ungrounded (or that
+  quotes nothing) is decided ``not met`` with score :data:`DOWNGRADED_SCORE` -- a
+  recruiter cannot check a patient against a sentence that is not in the notes
+  (clinex's own rule, the conservative reading). Each downgrade is counted
+  (:attr:`LLMCohortModel.downgraded_` and the ``LLM:`` line of the CLI).
+
+Making the model without a server URL or model name configured raises
+:class:`~clinex.errors.LLMError` ``[CLX009]`` at once (one error, not one per
+patient); its versioned id (``name``) is ``clinex.cohort.llm.v1:<server model>``.
 
 References
 ----------
@@ -40,7 +50,8 @@ from clinex.cohort.types import MET, NOT_MET, Decision, Evidence, Patient
 from clinex.errors import ClinexError, InputError, LLMError
 from clinex.text import Span
 
-__all__ = ["LLMCohortModel", "CohortAnswer", "VERSION", "part_budget", "MAX_CHARS", "make_llm_model"]
+__all__ = ["LLMCohortModel", "CohortAnswer", "VERSION", "part_budget", "MAX_CHARS", "DOWNGRADED_SCORE",
+           "make_llm_model"]
 
 VERSION = "clinex.cohort.llm.v1"
 
@@ -50,6 +61,11 @@ see :data:`clinex.rob.evidence.llm.CHARS_PER_TOKEN`, which the task layer cannot
 
 PROMPT_RESERVE = 400
 """Tokens kept for the instructions, criterion and definition around the notes."""
+
+DOWNGRADED_SCORE = 0.25
+"""Score of a "met" turned to not met for want of grounded evidence: below 0.5 (the
+label is not met), above a plain not met (0.0), so that ranking metrics (AUC) keep the
+model's lean (own choice)."""
 
 MAX_CHARS = 2_000_000
 """Longest patient text screened (about 650 parts of an 8k-token context per
@@ -81,10 +97,19 @@ class LLMCohortModel:
         :class:`clinex.llm.config.LLMSettings` values (the command line and
         environment override them); ``prompt`` names a prompt file.
 
+    Attributes
+    ----------
+    name : str
+        ``clinex.cohort.llm.v1:<server model>``.
+    downgraded_ : list of (str, str)
+        ``(patient id, criterion)`` of each "met" decided not met for want of grounded evidence.
+
     Raises
     ------
     ModelError
         An option that is not an LLM setting.
+    LLMError
+        No server URL or model name configured (``[CLX009]``).
     """
 
     def __init__(self, criteria: Any = "n2c2", options: dict[str, Any] | None = None) -> None:
@@ -92,7 +117,7 @@ class LLMCohortModel:
 
         from clinex.cohort.criteria import load_criteria
         from clinex.errors import ModelError
-        from clinex.llm.config import LLMSettings
+        from clinex.llm.config import LLMSettings, resolve_settings
         from clinex.llm.grounding import GroundingStats
         from clinex.llm.prompts import load_prompt
 
@@ -103,10 +128,12 @@ class LLMCohortModel:
         if bad:
             raise ModelError(f"the llm cohort model takes LLM settings only; unknown: {', '.join(bad)}")
         self.options = opts
+        settings = resolve_settings(opts)  # no server configured: CLX009 now, not once per patient
         self.criteria = load_criteria(criteria)
         self.prompt = load_prompt(prompt)
-        self.name = VERSION
+        self.name = f"{VERSION}:{settings.model}"
         self.grounding_ = GroundingStats()
+        self.downgraded_: list[tuple[str, str]] = []
         self._failures: list[ClinexError] = []
 
     def criterion_names(self) -> list[str]:
@@ -194,10 +221,15 @@ class LLMCohortModel:
         out: dict[str, Decision] = {}
         for crit in self.criteria:
             got = [r for (c, _), r in zip(jobs, results) if c is crit]
-            met = [ev for ok, ev in got if ok]
+            met = [ev for ok, ev in got if ok and ev]
             if met:
                 out[crit.name] = Decision(criterion=crit.name, label=MET, score=1.0,
                                           evidence=tuple(e for evs in met for e in evs))
+            elif any(ok for ok, _ in got):  # "met" without a grounded sentence: not met
+                self.downgraded_.append((patient.id, crit.name))
+                client.count_downgrade()
+                out[crit.name] = Decision(criterion=crit.name, label=NOT_MET, score=DOWNGRADED_SCORE,
+                                          evidence=tuple(e for _, evs in got for e in evs))
             else:
                 out[crit.name] = Decision(criterion=crit.name, label=NOT_MET, score=0.0,
                                           evidence=tuple(e for _, evs in got for e in evs))

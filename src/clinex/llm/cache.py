@@ -8,13 +8,16 @@ nothing behind and is asked again next time. The server URL is not part of the k
 the same model behind another URL gives the same answer at temperature 0 with a seed.
 
 The file is ``$CLINEX_DATA/llm/cache.sqlite`` by default (:func:`default_cache_path`);
-``--no-cache`` (or ``CLINEX_LLM_NO_CACHE=1``) neither reads nor writes it.
+``--no-cache`` (or ``CLINEX_LLM_NO_CACHE=1``) neither reads nor writes it. A new
+file is created with mode 0600 (owner only: the answers quote clinical text); SQLite
+gives its journal the same mode.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -58,7 +61,8 @@ class LLMCache:
     Parameters
     ----------
     path : str or Path, optional
-        The file; None = :func:`default_cache_path`. Its folder is created.
+        The file; None = :func:`default_cache_path`. Its folder is created, and the
+        file (when new) with mode 0600.
 
     Raises
     ------
@@ -71,6 +75,9 @@ class LLMCache:
         self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.path.exists():
+                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+                os.chmod(self.path, 0o600)  # whatever the umask
             self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=10.0)
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, model TEXT NOT NULL, "

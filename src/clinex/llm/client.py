@@ -20,8 +20,17 @@ result type (``model_json_schema()``), then:
   requests, cache hits, retries, repairs and, with a price per 1,000 tokens
   configured, the cost, per client and for the whole process (:func:`session_usage`).
 
-Every failure is an :class:`~clinex.errors.LLMError` naming the server (never the
-key) and the document.
+Every failure is an :class:`~clinex.errors.LLMError` naming the server and the
+document. The key is never shown: every message built from a server reply has the
+configured key (alone or as ``Bearer <key>``) replaced by ``***`` (:func:`redact`)
+before it reaches an error, stderr, the web, a log or the cache, because some
+servers echo it ("Incorrect API key provided: sk-...").
+
+Every prompt is told the shape of the answer (:func:`schema_hint`, appended to the
+first system message and to each repair request), so that a server that ignores
+``response_format`` (``CLINEX_LLM_RESPONSE_FORMAT=json_object`` or ``none``) still
+knows the keys. An answer cut off at ``max_tokens`` (``finish_reason: "length"``)
+that is not valid JSON is an error saying so, not a repair.
 """
 
 from __future__ import annotations
@@ -44,15 +53,76 @@ from clinex.llm.config import LLMSettings
 from clinex.llm.grounding import GroundingStats
 
 __all__ = ["LLMClient", "Usage", "session_usage", "reset_session_usage", "format_usage", "parse_json_answer",
-           "shared_client"]
+           "shared_client", "redact", "schema_hint"]
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
 
 _RETRY_AFTER_CAP = 30.0
 _CONTEXT_ERROR = re.compile(
-    r"context(_length| length| window| size)?|too long|maximum.{0,20}length|n_ctx|exceeds|too many tokens", re.I
+    r"context[_ ](length|window|size)|maximum context|context_length_exceeded|(prompt|input|request) is too long"
+    r"|too many tokens|n_ctx|exceeds? the (model'?s? )?(maximum|context)|maximum.{0,20}tokens", re.I
 )
+"""A 400/413/422 about the prompt's length (vLLM "maximum context length is 4096 tokens",
+llama.cpp "exceeds the available context size", OpenAI ``context_length_exceeded``); the
+bare word "context" is not enough (a schema error may quote a field of that name)."""
+_FORMAT_ERROR = re.compile(r"response_format|json_schema|structured output|guided[_ ]decoding", re.I)
+"""A 400 refusing the ``response_format`` (servers without JSON-schema output)."""
+
+
+def redact(message: str, key: str | None) -> str:
+    """``message`` with ``key`` (and ``Bearer <key>``) replaced by ``***``.
+
+    Parameters
+    ----------
+    message : str
+        Text built from a server reply (an error body, an answer).
+    key : str or None
+        The configured API key; None or empty leaves ``message`` as it is.
+    """
+    if not key:
+        return message
+    return message.replace(f"Bearer {key}", "***").replace(key, "***")
+
+
+def _shape(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int = 0) -> str:
+    if "$ref" in schema:
+        return _shape(defs.get(str(schema["$ref"]).rsplit("/", 1)[-1], {}), defs, depth)
+    for union in ("anyOf", "oneOf"):
+        if union in schema:
+            alts = [_shape(a, defs, depth) for a in schema[union]]
+            return " or ".join(dict.fromkeys(alts))
+    if "enum" in schema:
+        return "|".join(json.dumps(v) for v in schema["enum"])
+    if "const" in schema:
+        return json.dumps(schema["const"])
+    kind = schema.get("type")
+    if kind == "object" or "properties" in schema:
+        if depth > 4:
+            return "{...}"
+        req = set(schema.get("required", []))
+        inner = ", ".join(f'"{k}"{"" if k in req else "?"}: {_shape(v, defs, depth + 1)}'
+                          for k, v in schema.get("properties", {}).items())
+        return "{" + inner + "}"
+    if kind == "array":
+        return "[" + _shape(schema.get("items", {}), defs, depth + 1) + ", ...]"
+    return {"string": "string", "integer": "integer", "number": "number", "boolean": "true|false",
+            "null": "null"}.get(str(kind), "value")
+
+
+def schema_hint(result_type: type[BaseModel]) -> str:
+    """One line telling the model the JSON shape of ``result_type`` (from its pydantic schema).
+
+    ``"key"?`` marks an optional key, ``a|b`` the allowed values, ``[x, ...]`` a list.
+
+    Examples
+    --------
+    >>> from clinex.rob.evidence.llm import RoBAnswer  # doctest: +SKIP
+    >>> schema_hint(RoBAnswer)  # doctest: +SKIP
+    'Reply with one JSON object of this shape: {"answer": "Y"|"PY"|"PN"|"N"|"NI", "evidence"?: [string, ...]}'
+    """
+    schema = result_type.model_json_schema()
+    return "Reply with one JSON object of this shape: " + _shape(schema, schema.get("$defs", {}))
 
 
 @dataclass
@@ -72,6 +142,9 @@ class Usage:
     retries, repairs, failures : int
         Requests repeated after a 429 / 5xx / timeout; re-asks after an invalid
         answer; calls that raised.
+    downgraded : int
+        Answers the task models turned to NI / not met because none of their
+        evidence quotes could be grounded (counted by :meth:`LLMClient.count_downgrade`).
     cost : float
         Price of the tokens, when a price is configured (``priced``).
     grounding : GroundingStats
@@ -86,6 +159,7 @@ class Usage:
     retries: int = 0
     repairs: int = 0
     failures: int = 0
+    downgraded: int = 0
     cost: float = 0.0
     priced: bool = False
     grounding: GroundingStats = field(default_factory=GroundingStats)
@@ -101,7 +175,7 @@ class Usage:
         """The counters as a JSON-ready dict."""
         out: dict[str, Any] = {k: getattr(self, k) for k in (
             "calls", "requests", "cache_hits", "prompt_tokens", "completion_tokens", "retries", "repairs",
-            "failures")}
+            "failures", "downgraded")}
         out["cost"] = round(self.cost, 6) if self.priced else None
         out.update(self.grounding.as_dict())
         return out
@@ -122,15 +196,21 @@ def reset_session_usage() -> None:
 
 
 def format_usage(usage: Usage) -> str:
-    """One line for stderr: requests, cache hits, tokens, cost, dropped spans."""
+    """One line for stderr: answers, requests, cache hits, tokens, cost, dropped spans, downgrades.
+
+    ``answers`` counts successful answers only (a call that failed is in ``failures``).
+    """
     parts = [
-        f"LLM: {usage.calls} answers, {usage.requests} requests, {usage.cache_hits} from cache",
+        f"LLM: {usage.calls} answers, {usage.requests} requests, {usage.cache_hits} from cache"
+        + (f", {usage.failures} failed" if usage.failures else ""),
         f"{usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} completion tokens",
     ]
     if usage.priced:
         parts.append(f"cost {usage.cost:.4f}")
     g = usage.grounding
     parts.append(f"{g.grounded} spans grounded ({g.fuzzy} fuzzy), {g.ungrounded} ungrounded dropped")
+    if usage.downgraded:
+        parts.append(f"{usage.downgraded} answers without grounded evidence downgraded to NI / not met")
     return "; ".join(parts)
 
 
@@ -167,15 +247,16 @@ def parse_json_answer(content: str, result_type: type[T]) -> T:
         raise ValueError(f"JSON does not follow the schema ({problems})") from None
 
 
-def _server_message(resp: Any) -> str:
+def _server_message(resp: Any, key: str | None) -> str:
+    """The error text of a reply, without the key (redacted before it is cut to 300 characters)."""
     try:
         body = resp.json()
     except ValueError:
-        return resp.text[:300].strip()
+        return redact(resp.text, key)[:300].strip()
     err = body.get("error", body.get("detail", body)) if isinstance(body, dict) else body
     if isinstance(err, dict):
         err = err.get("message", err)
-    return str(err)[:300].strip()
+    return redact(str(err), key)[:300].strip()
 
 
 class LLMClient:
@@ -223,6 +304,10 @@ class LLMClient:
             session.priced = True
         session.bump(**counts)
 
+    def count_downgrade(self) -> None:
+        """Count one answer turned to NI / not met for want of grounded evidence."""
+        self._bump(downgraded=1)
+
     def count_grounding(self, grounding: Any) -> None:
         """Count one :func:`clinex.llm.grounding.ground` result here and in the session."""
         self.usage.grounding.add(grounding)
@@ -241,10 +326,16 @@ class LLMClient:
             params["response_format"] = {"type": "json_object"}
         return params
 
-    def _fail(self, what: str, document: str) -> LLMError:
+    def _fail(self, what: str, document: str, *, systemic: bool = False) -> LLMError:
+        """The error of a failed call; ``systemic`` marks one every document would meet
+        (server down, wrong URL or model, key refused, response format refused), so that
+        a multi-document run stops at once instead of failing each document in turn
+        (attribute ``systemic`` of the error)."""
         self._bump(failures=1)
-        return LLMError(f"LLM server {self.settings.server} (model {self.settings.model!r}): "
-                        f"document {document}: {what}")
+        err = LLMError(redact(f"LLM server {self.settings.server} (model {self.settings.model!r}): "
+                              f"document {document}: {what}", self.settings.api_key))
+        err.systemic = systemic  # type: ignore[attr-defined]
+        return err
 
     def _post(self, body: dict[str, Any], document: str) -> dict[str, Any]:
         import httpx
@@ -263,7 +354,7 @@ class LLMClient:
                     resp = None
                 except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
                     raise self._fail(f"cannot connect ({type(exc).__name__}); is the server running "
-                                     f"and the URL right?", document) from None
+                                     f"and the URL right?", document, systemic=True) from None
                 except httpx.HTTPError as exc:
                     last = f"{type(exc).__name__}"
                     resp = None
@@ -275,9 +366,10 @@ class LLMClient:
                         data["choices"][0]["message"]
                     except (ValueError, KeyError, IndexError, TypeError):
                         raise self._fail("the server's reply is not a chat-completions response "
-                                         "(is the base URL an OpenAI-compatible /v1 root?)", document) from None
+                                         "(is the base URL an OpenAI-compatible /v1 root?)", document,
+                                         systemic=True) from None
                     return data
-                msg = _server_message(resp)
+                msg = _server_message(resp, s.api_key)
                 if code == 429 or code >= 500:
                     last = f"HTTP {code}: {msg}"
                     ra = resp.headers.get("Retry-After", "")
@@ -285,12 +377,17 @@ class LLMClient:
                         wait_s = max(wait_s, min(float(ra), _RETRY_AFTER_CAP))
                 elif code == 404:
                     if "model" in msg.lower():
-                        raise self._fail(f"model {s.model!r} not found (HTTP 404: {msg})", document)
+                        raise self._fail(f"model {s.model!r} not found (HTTP 404: {msg})", document, systemic=True)
                     raise self._fail(f"no chat-completions endpoint at {s.server}/chat/completions (HTTP 404: "
-                                     f"{msg or 'not found'}); the base URL usually ends in /v1", document)
+                                     f"{msg or 'not found'}); the base URL usually ends in /v1", document,
+                                     systemic=True)
                 elif code in (401, 403):
                     raise self._fail(f"the server refused the request (HTTP {code}: {msg}); check "
-                                     "CLINEX_LLM_API_KEY / --llm-key", document)
+                                     "CLINEX_LLM_API_KEY / --llm-key", document, systemic=True)
+                elif code in (400, 422) and _FORMAT_ERROR.search(msg) and s.response_format == "json_schema":
+                    raise self._fail(f"the server refused the JSON-schema response_format (HTTP {code}: {msg}); "
+                                     "set CLINEX_LLM_RESPONSE_FORMAT=json_object (or none)", document,
+                                     systemic=True)
                 elif code in (400, 413, 422) and _CONTEXT_ERROR.search(msg):
                     raise self._fail(f"the prompt does not fit the model's context (HTTP {code}: {msg}); "
                                      f"set CLINEX_LLM_CONTEXT to the server's context size "
@@ -340,8 +437,12 @@ class LLMClient:
             Server unreachable, an HTTP error, retries used up, or no valid answer
             after ``max_repairs`` re-asks. Nothing is cached then.
         """
-        self._bump(calls=1)
         msgs = [dict(m) for m in messages]
+        hint = schema_hint(result_type)
+        if msgs and msgs[0].get("role") == "system":
+            msgs[0]["content"] = f"{msgs[0].get('content', '').rstrip()}\n{hint}"
+        else:
+            msgs.insert(0, {"role": "system", "content": hint})
         params = self._params(name, result_type)
         key = cache_key(self.settings.model, msgs, params)
         if self.cache is not None:
@@ -352,7 +453,7 @@ class LLMClient:
                 except ValueError:
                     pass  # an entry from an older schema: ask again
                 else:
-                    self._bump(cache_hits=1)
+                    self._bump(cache_hits=1, calls=1)
                     return answer
         convo = list(msgs)
         problem = ""
@@ -361,19 +462,24 @@ class LLMClient:
                 self._bump(repairs=1)
             data = self._post({"model": self.settings.model, "messages": convo, **params}, document)
             self._record_usage(data)
-            content = data["choices"][0]["message"].get("content") or ""
+            choice = data["choices"][0]
+            content = redact(choice["message"].get("content") or "", self.settings.api_key)
             try:
                 answer = parse_json_answer(content, result_type)
             except ValueError as exc:
                 problem = str(exc)
+                if choice.get("finish_reason") == "length":
+                    raise self._fail(f"answer cut off at max_tokens ({self.settings.max_tokens}); raise "
+                                     "CLINEX_LLM_MAX_TOKENS", document) from None
                 convo = [*convo, {"role": "assistant", "content": content}, {
                     "role": "user",
                     "content": f"That answer cannot be used: {problem}. Reply again with only one JSON object "
-                               "that follows the schema, nothing else.",
+                               f"that follows the schema, nothing else. {hint}",
                 }]
                 continue
             if self.cache is not None:
                 self.cache.put(key, self.settings.model, answer.model_dump_json())
+            self._bump(calls=1)
             return answer
         raise self._fail(f"no valid JSON answer after {self.settings.max_repairs + 1} tries: {problem}", document)
 

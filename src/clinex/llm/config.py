@@ -88,7 +88,10 @@ class LLMSettings:
     model : str
         The model name the server knows.
     api_key : str or None
-        Sent as ``Authorization: Bearer``; never shown (``repr=False``).
+        Sent as ``Authorization: Bearer``; never shown (``repr=False``). Surrounding
+        whitespace is stripped; a key with any other character outside printable
+        ASCII is an :class:`~clinex.errors.InputError` naming ``CLINEX_LLM_API_KEY``
+        (HTTP headers carry ASCII only), never showing the key.
     timeout : float
         Seconds per request (connect, read and write).
     max_retries : int
@@ -107,7 +110,7 @@ class LLMSettings:
     response_format : {"json_schema", "json_object", "none"}
         What is asked for in ``response_format``.
     price_prompt, price_completion : float or None
-        Price per 1,000 prompt / completion tokens; the cost is printed when set.
+        Price per 1,000 prompt / completion tokens (not negative); the cost is printed when set.
     cache : bool
         Use the on-disk cache (:mod:`clinex.llm.cache`).
     cache_path : Path or None
@@ -138,11 +141,23 @@ class LLMSettings:
     train_file: Path | None = None
 
     def __post_init__(self) -> None:
+        if self.api_key is not None:
+            key = self.api_key.strip()  # a trailing newline from `cat key.txt` or a pasted space
+            if any(not (" " < ch < "\x7f") for ch in key):
+                # never show the key, not even a part of it
+                raise InputError(f"{ENV['api_key']} (or --llm-key) holds a character that cannot be sent in an "
+                                 "HTTP header (non-ASCII, a space or a control character); check the key",
+                                 field=ENV["api_key"])
+            object.__setattr__(self, "api_key", key or None)
+        for name in ("base_url", "model"):
+            object.__setattr__(self, name, str(getattr(self, name)).strip())
         checks = (
             ("timeout", self.timeout > 0), ("max_retries", self.max_retries >= 0),
             ("backoff", self.backoff >= 0), ("max_repairs", self.max_repairs >= 0),
             ("concurrency", self.concurrency >= 1), ("max_tokens", self.max_tokens >= 1),
             ("context_tokens", self.context_tokens >= 256), ("shots", self.shots >= 0),
+            ("price_prompt", self.price_prompt is None or self.price_prompt >= 0),
+            ("price_completion", self.price_completion is None or self.price_completion >= 0),
         )
         for name, ok in checks:
             if not ok:

@@ -11,7 +11,12 @@ with offsets. :func:`ground` finds each quote in the source:
    ``hint`` offset (e.g. the event's trigger) wins; then the first.
 2. **fuzzy**: :func:`rapidfuzz.fuzz.partial_ratio_alignment` of the lower-cased quote
    against the window (then the whole text); accepted when the score reaches
-   :data:`FUZZY_THRESHOLD`, and the aligned stretch is trimmed to whole words.
+   :data:`FUZZY_THRESHOLD` *and* the numbers of the quote equal the numbers of the
+   matched text (digit runs, in order: "INR rose to 9" never grounds to "INR rose to
+   8", however high the score), and the aligned stretch is trimmed to whole words.
+
+Occurrences listed in ``avoid`` (spans already taken, e.g. the trigger of an earlier
+event with the same word) lose to any other occurrence.
 
 A quote found neither way is *ungrounded*: callers drop it and count it
 (:class:`GroundingStats`), so an invented span never reaches an output.
@@ -38,6 +43,7 @@ MIN_FUZZY_CHARS = 4
 almost always somewhere wrong (own choice)."""
 
 _WORD = re.compile(r"\w")
+_DIGITS = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -81,7 +87,10 @@ class GroundingStats:
         return {"grounded": self.grounded, "fuzzy": self.fuzzy, "ungrounded": self.ungrounded}
 
 
-def _pick(starts: list[tuple[int, int]], window: tuple[int, int] | None, hint: int | None) -> tuple[int, int]:
+def _pick(starts: list[tuple[int, int]], window: tuple[int, int] | None, hint: int | None,
+          avoid: frozenset[tuple[int, int]] = frozenset()) -> tuple[int, int]:
+    free = [se for se in starts if se not in avoid]
+    starts = free or starts
     if window is not None:
         inside = [se for se in starts if se[0] >= window[0] and se[1] <= window[1]]
         starts = inside or starts
@@ -111,6 +120,7 @@ def ground(
     window: tuple[int, int] | None = None,
     hint: int | None = None,
     threshold: float = FUZZY_THRESHOLD,
+    avoid: frozenset[tuple[int, int]] | set[tuple[int, int]] = frozenset(),
 ) -> Grounding | None:
     """Find ``quote`` in ``text``.
 
@@ -127,6 +137,9 @@ def ground(
         An offset the quote is expected near (another span of the same answer).
     threshold : float, default :data:`FUZZY_THRESHOLD`
         Least fuzzy score; ``> 100`` turns fuzzy matching off.
+    avoid : set of (int, int), optional
+        ``(start, end)`` spans already taken: an exact occurrence there is chosen
+        only when no other occurrence exists.
 
     Returns
     -------
@@ -148,13 +161,13 @@ def ground(
     right = r"(?!\w)" if _WORD.match(q[-1]) else ""
     exact = [(m.start(), m.end()) for m in re.finditer(left + re.escape(q) + right, text)]
     if exact:
-        s, e = _pick(exact, window, hint)
+        s, e = _pick(exact, window, hint, frozenset(avoid))
         return Grounding(s, e, "exact", 100.0)
     words = q.split()
     pattern = left + r"\s+".join(re.escape(w) for w in words) + right
     loose = [(m.start(), m.end()) for m in re.finditer(pattern, text, flags=re.IGNORECASE)]
     if loose:
-        s, e = _pick(loose, window, hint)
+        s, e = _pick(loose, window, hint, frozenset(avoid))
         return Grounding(s, e, "exact-normalised", 100.0)
     if len(q) < MIN_FUZZY_CHARS or threshold > 100:
         return None
@@ -175,6 +188,17 @@ def ground(
         if al is None or al.score < threshold:
             continue
         s, e = _trim(text, lo + al.dest_start, lo + al.dest_end)
+        want = _DIGITS.findall(q)
+        if e > s and want != _DIGITS.findall(text[s:e]):
+            # the alignment may stop short of a last number ("... on day 3"): widen it word by
+            # word up to about the quote's length; a changed number is another fact, not a
+            # copying slip, and is never grounded
+            limit = min(hi, s + len(needle) + len(needle) // 10 + 1)
+            ends = [m.end() for m in re.finditer(r"\w+", text[e:limit])]
+            widened = [e + k for k in ends if want == _DIGITS.findall(text[s : e + k])]
+            if not widened:
+                continue
+            e = widened[0]
         if e > s:
             return Grounding(s, e, "fuzzy", round(float(al.score), 2))
     return None

@@ -64,7 +64,7 @@ def llm_options(fn: F) -> F:
                 return fn(*args, **kwargs)
             finally:
                 usage = session_usage()
-                if usage.calls:
+                if usage.calls or usage.failures:
                     print(format_usage(usage), file=sys.stderr)
 
     params = [*sig.parameters.values(), *extra]

@@ -256,11 +256,21 @@ def extract_cmd(
 
     loaded = load_model(model)  # fail early (exit 2) on an unknown or missing model
     items = []
+    failed: list[Exception] = []
+
+    def record_failed(rid: str, exc: Exception) -> None:  # an LLM call that failed for one record
+        failed.append(exc)
+
     with Progress("extract", total=len(records), unit="records", enabled=len(records) > batch_size) as bar:
         for b in range(0, len(records), batch_size):  # one batched model call per chunk
             part = records[b : b + batch_size]
-            items += extract_records(part, model=loaded, min_trigger_prob=min_trigger_prob)
+            items += extract_records(part, model=loaded, min_trigger_prob=min_trigger_prob, on_error=record_failed)
             bar.advance(len(part))
+    if failed and len(failed) == sum(1 for _, t in records if t.strip()):
+        raise failed[0]  # nothing extracted at all (server down, wrong model): exit 2, no output
+    for exc in failed:  # the others are written; exit 1 (docs/pv.md)
+        skipped.append(str(exc))
+        typer.echo(f"skipped: {exc}", err=True)
 
     if output is None:
         typer.echo(f"model: {model_id(loaded)}")
@@ -289,7 +299,7 @@ def extract_cmd(
     if output is not None and str(output) != "-":
         typer.echo(f"{len(items)} records, {n_events} events -> {output}", err=True)
     if skipped:
-        typer.echo(f"{len(skipped)} bad lines skipped (see above); exit status 1", err=True)
+        typer.echo(f"{len(skipped)} bad lines or failed records skipped (see above); exit status 1", err=True)
         sys.exit(1)  # not typer.Exit: the root app runs with standalone_mode=False
 
 

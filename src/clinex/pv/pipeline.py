@@ -119,7 +119,8 @@ def predict_detailed(model: Any, texts: Sequence[str]) -> list[tuple[list[Event]
 
 
 def extract_records(
-    records: Sequence[tuple[str, str]], *, model: Any = "auto", min_trigger_prob: float = 0.0
+    records: Sequence[tuple[str, str]], *, model: Any = "auto", min_trigger_prob: float = 0.0,
+    on_error: Any = None,
 ) -> list[SentenceEvents]:
     """Events of each record; every record goes to the model whole (never split).
 
@@ -134,6 +135,10 @@ def extract_records(
         A loaded model, or a name / folder for :func:`clinex.pv.models.load_model`.
     min_trigger_prob : float, default 0.0
         See :func:`filter_events`.
+    on_error : callable (record id, ClinexError) -> None, optional
+        For a model with ``predict_records`` (the ``llm`` kind, whose calls can fail
+        per record): a record whose call failed is passed here and left out of the
+        result. Without it the first such error is raised (it names the record id).
 
     Returns
     -------
@@ -163,9 +168,24 @@ def extract_records(
     m = _model(model)
     mid = model_id(m)
     todo = [k for k, (_, text) in enumerate(records) if text.strip()]
-    preds = dict(zip(todo, predict_detailed(m, [records[k][1] for k in todo])))
+    failed: set[int] = set()
+    if hasattr(m, "predict_records"):
+        got = m.predict_records([records[k][1] for k in todo], [records[k][0] for k in todo])
+        preds = {}
+        for k, res in zip(todo, got):
+            if isinstance(res, Exception):
+                if on_error is None:
+                    raise res
+                on_error(records[k][0], res)
+                failed.add(k)
+            else:
+                preds[k] = (list(res), None)
+    else:
+        preds = dict(zip(todo, predict_detailed(m, [records[k][1] for k in todo])))
     out = []
     for k, (rid, text) in enumerate(records):
+        if k in failed:
+            continue
         events, prob = preds.get(k, ([], None))
         # every event names the same versioned id as its record (the model's own
         # ``source`` may add a variant, e.g. ``:joint``)

@@ -625,13 +625,19 @@ def assess_gold(
     out: dict[str, TrialAssessment] = {}
     for key, g in sorted(gold.items()):
         if g.source is None:
-            problems.append(f"document {key!r}: no report text beside its gold (.txt); not assessed")
+            problems.append(f"{_not_assessed(key)}no report text beside its gold (.txt); not assessed")
             continue
         try:
             out[key] = assess(load_trial(g.source), model)
         except ClinexError as exc:
-            problems.append(f"document {key!r}: {exc}; not assessed")
+            problems.append(f"{_not_assessed(key)}{exc}; not assessed")
     return out
+
+
+def _not_assessed(key: str) -> str:
+    """The start of :func:`assess_gold`'s line for a gold document it could not assess;
+    :func:`answer_agreement` adds no second line for such a document."""
+    return f"document {key!r}: "
 
 
 # --------------------------------------------------------------------------- agreement
@@ -676,7 +682,8 @@ def answer_agreement(
         Recorded in the report.
     warnings : list of str, optional
         Earlier reading problems; the report adds one line per gold document without
-        a prediction (not counted) and per prediction without gold (ignored).
+        a prediction (not counted; none for a document :func:`assess_gold` already
+        reported as not assessed) and per prediction without gold (ignored).
 
     Returns
     -------
@@ -703,7 +710,8 @@ def answer_agreement(
     for key in sorted(gold):
         ta = index.get(key)
         if ta is None:
-            problems.append(f"document {key!r} has no prediction; not counted")
+            if not any(w.startswith(_not_assessed(key)) for w in problems):  # reported once
+                problems.append(f"document {key!r} has no prediction; not counted")
         else:
             matched[key] = ta
     used = {id(ta) for ta in matched.values()}

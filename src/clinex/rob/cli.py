@@ -175,8 +175,11 @@ _REPORT_SUFFIXES = (".pdf", ".txt", ".xml", ".html", ".htm")
 
 
 def _expand_inputs(inputs: list[str], err) -> tuple[list[str], int]:
-    """Replace each folder by its report files (sorted by name); count empty folders as failed."""
+    """Replace each folder by its report files (sorted by name); count empty folders as failed,
+    each reported as ``skipped FOLDER: [CLX001] FOLDER: folder without ... files``."""
     from pathlib import Path
+
+    from clinex.errors import InputError
 
     files: list[str] = []
     failed = 0
@@ -187,8 +190,8 @@ def _expand_inputs(inputs: list[str], err) -> tuple[list[str], int]:
                            if f.is_file() and f.suffix.lower() in _REPORT_SUFFIXES)
             if not found:
                 failed += 1
-                err.print(f"skipped {item}: folder without .pdf/.txt/.xml/.html files",
-                          markup=False, soft_wrap=True)
+                reason = InputError(f"folder without {'/'.join(_REPORT_SUFFIXES)} files", path=item)
+                err.print(f"skipped {item}: {reason}", markup=False, soft_wrap=True)
             files.extend(found)
         else:
             files.append(item)
@@ -435,26 +438,23 @@ def agreement_cmd(
 
     try:
         gold_docs = load_gold(gold, texts=texts, warnings=problems)
-    except ClinexError:
-        _warn_all()  # the reasons each key file was skipped
-        raise
-    if pred is not None:
-        predictions = load_predictions(pred, warnings=problems)
-        pred_name = pred
-    else:
-        from clinex.rob.assess import default_model
+        if pred is not None:
+            predictions = load_predictions(pred, warnings=problems)
+            pred_name = pred
+        else:
+            from clinex.rob.assess import default_model
 
-        name = model or "auto"
-        evidence_model = default_model(name)
-        with err.status(f"assessing {len(gold_docs)} documents with {name}"):
-            predictions = assess_gold(gold_docs, evidence_model, warnings=problems)
-        pred_name = f"model:{name}"
-    try:
+            name = model or "auto"
+            evidence_model = default_model(name)
+            with err.status(f"assessing {len(gold_docs)} documents with {name}"):
+                predictions = assess_gold(gold_docs, evidence_model, warnings=problems)
+            pred_name = f"model:{name}"
         report = answer_agreement(gold_docs, predictions, threshold=THRESHOLD if threshold is None else threshold,
                                   gold_name=gold, predictions_name=pred_name, warnings=problems)
     except ClinexError:
-        _warn_all()  # e.g. every report missing beside its key
+        _warn_all()  # what was skipped before the error (bad key files, reports missing beside keys)
         raise
+    # report.warnings holds `problems` and its own lines: each printed once, here
     for w in report.warnings:
         err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
     if as_json:

@@ -8,13 +8,18 @@ it. :class:`LLMExtractor` does the same for any server :mod:`clinex.llm` can rea
   PHEE scheme, then ``shots`` demonstrations (a user turn with a training sentence,
   an assistant turn with its gold events as JSON), then the sentence;
 * demonstrations come from a PHEE JSON training file, ranked by BM25 (``bm25s``,
-  English stop words removed) against the sentence; ``shots = 0`` is zero-shot;
+  English stop words removed) against the sentence; a training sentence identical to
+  the one annotated is never its own demonstration (it would hand the model the gold
+  answer); ``shots = 0`` is zero-shot;
 * the answer must follow :class:`PVAnswer` (its JSON schema is sent);
+* identical events in one answer are kept once;
 * every span of the answer is grounded in the sentence (:func:`clinex.llm.grounding.ground`):
-  the trigger first, then the arguments nearest the trigger, then each sub-argument
-  inside its main argument. An event whose trigger cannot be grounded is dropped, and
-  so is an argument or cue that cannot; each dropped span is counted
-  (:attr:`LLMExtractor.grounding_`, and the ``LLM:`` line of the CLI).
+  the trigger first -- at the occurrence nearest the event's own arguments that no
+  earlier event's trigger took, so two events triggered by the same word ("developed
+  ... developed") get the two occurrences -- then the arguments nearest the trigger,
+  then each sub-argument inside its main argument. An event whose trigger cannot be
+  grounded is dropped, and so is an argument or cue that cannot; each dropped span is
+  counted (:attr:`LLMExtractor.grounding_`, and the ``LLM:`` line of the CLI).
 
 The events are the model's own answer: no sentence gate or attribute-scope rules are
 applied (those belong to the trained kinds, :mod:`clinex.pv.postprocess`).
@@ -23,8 +28,12 @@ Settings (server, model name, shots, training file) come from ``model.json`` of 
 model folder (``{"kind": "llm", "base_url": ..., "model": ..., "shots": 5,
 "train_file": "train.json"}``), overridden by the command line and the
 ``CLINEX_LLM_*`` environment (:mod:`clinex.llm.config`); ``--model llm`` uses the
-command line and environment only. They are read at each :meth:`predict`, so a web
-server or batch run follows the environment it runs in.
+command line and environment only. They are checked when the model is made (no
+server URL or model name: :class:`~clinex.errors.LLMError` ``[CLX009]`` at once, so a
+batch fails up front rather than once per item) and read again at each
+:meth:`predict`, so a web server or batch run follows the environment it runs in.
+The versioned id (:attr:`LLMExtractor.name`) names the server's model:
+``clinex.pv.llm.v1:<model>``, so outputs and batch manifests tell two models apart.
 
 References
 ----------
@@ -100,7 +109,7 @@ class PVAnswer(BaseModel):
     """The answer to one sentence: its events (possibly none)."""
 
     model_config = _ANSWER
-    events: list[PVEventAnswer] = Field(default_factory=list)
+    events: list[PVEventAnswer]  # required: "[]" for a sentence without an event
 
 
 def answer_of(item: SentenceEvents) -> PVAnswer:
@@ -143,14 +152,22 @@ class _Demos:
                          show_progress=False)
 
     def top(self, text: str, k: int) -> list[SentenceEvents]:
-        """The ``k`` training sentences BM25 ranks highest for ``text``, best first (none scoring 0)."""
-        k = min(k, len(self.items))
+        """The ``k`` training sentences BM25 ranks highest for ``text``, best first (none scoring 0).
+
+        A training sentence equal to ``text`` (whitespace aside) is left out: annotating a
+        training sentence must not show the model its own gold answer.
+        """
+        same = " ".join(text.split())
+        n_same = sum(" ".join(s.text.split()) == same for s in self.items)
+        k = min(k + n_same, len(self.items))
         words = self._bm25s.tokenize([text], stopwords="en", return_ids=False, show_progress=False)[0]
         known = [w for w in words if w in self.index.vocab_dict]
         if not known:
             return []
         docs, scores = self.index.retrieve([known], k=k, show_progress=False)
-        return [self.items[int(d)] for d, s in zip(docs[0], scores[0]) if s > 0]
+        picked = [self.items[int(d)] for d, s in zip(docs[0], scores[0])
+                  if s > 0 and " ".join(self.items[int(d)].text.split()) != same]
+        return picked[: k - n_same]
 
 
 _DEMOS: dict[str, _Demos] = {}
@@ -182,20 +199,29 @@ class LLMExtractor:
     Attributes
     ----------
     name : str
-        ``clinex.pv.llm.v1`` (the versioned id every event and record names).
+        ``clinex.pv.llm.v1:<server model>`` (the versioned id every event and record names).
     grounding_ : GroundingStats
         Spans grounded and dropped by this model since it was made.
+
+    Raises
+    ------
+    LLMError
+        No server URL or model name configured (``[CLX009]``).
+    InputError
+        A setting that is not a number, out of range, or a bad key.
     """
 
     kind = "llm"
 
     def __init__(self, options: dict[str, Any] | None = None, *, prompt: str | Path = "pv") -> None:
+        from clinex.llm.config import resolve_settings
         from clinex.llm.grounding import GroundingStats
         from clinex.llm.prompts import load_prompt
 
         self.options = dict(options or {})
+        settings = resolve_settings(self.options)  # no server configured: CLX009 now, not per text
         self.prompt = load_prompt(prompt)
-        self.name = VERSION
+        self.name = f"{VERSION}:{settings.model}"
         self.grounding_ = GroundingStats()
 
     def __repr__(self) -> str:
@@ -224,12 +250,13 @@ class LLMExtractor:
 
     # ------------------------------------------------------------------ prediction
     def _ground(self, client: Any, text: str, quote: str | None, label: str, *, hint: int | None = None,
-                window: tuple[int, int] | None = None) -> Span | None:
+                window: tuple[int, int] | None = None,
+                avoid: frozenset[tuple[int, int]] = frozenset()) -> Span | None:
         from clinex.llm.grounding import ground
 
         if quote is None or not quote.strip():
             return None
-        g = ground(text, quote, hint=hint, window=window)
+        g = ground(text, quote, hint=hint, window=window, avoid=avoid)
         self.grounding_.add(g)
         client.count_grounding(g)
         if g is None:
@@ -237,10 +264,18 @@ class LLMExtractor:
         return Span.from_offsets(text, (g.start, g.end), label=label)
 
     def _events(self, client: Any, text: str, answer: PVAnswer) -> list[Event]:
+        from clinex.llm.grounding import ground
+
         source = f"{VERSION}:{client.settings.model}"
         out = []
-        for ev in answer.events:
-            trigger = self._ground(client, text, ev.trigger, "Trigger")
+        taken: set[tuple[int, int]] = set()  # triggers of earlier events
+        unique = list({e.model_dump_json(): e for e in answer.events}.values())  # identical events once
+        for ev in unique:
+            # where the event's arguments are (uncounted look-up): its trigger is the free
+            # occurrence nearest them
+            found = [g.start for g in (ground(text, a.text) for a in ev.arguments) if g is not None]
+            near = sorted(found)[len(found) // 2] if found else None
+            trigger = self._ground(client, text, ev.trigger, "Trigger", hint=near, avoid=frozenset(taken))
             if trigger is None:
                 # the event's other spans are dropped with it, and counted
                 n = len(ev.arguments) + len(ev.sub_arguments)
@@ -248,6 +283,7 @@ class LLMExtractor:
                     self.grounding_.add(None)
                     client.count_grounding(None)
                 continue
+            taken.add((trigger.start, trigger.end))
             args, mains = [], {}
             for a in ev.arguments:
                 span = self._ground(client, text, a.text, a.role, hint=trigger.start)
@@ -275,24 +311,60 @@ class LLMExtractor:
             ))
         return out
 
-    def predict(self, texts: Sequence[str]) -> list[list[Event]]:
+    def predict(self, texts: Sequence[str], ids: Sequence[str] | None = None) -> list[list[Event]]:
         """Events of each text (offsets into that text); one request per non-blank text.
+
+        Parameters
+        ----------
+        texts : sequence of str
+        ids : sequence of str, optional
+            Record ids, for messages (``record a2``); without them a text is named by
+            its position (``text 2 of 3``).
 
         Raises
         ------
         LLMError
-            The server cannot be reached or gives no valid answer (names the text's
-            position in ``texts``; the text itself is never shown).
+            The server cannot be reached or gives no valid answer for a text (the
+            first such error; names the record, never shows the text).
         """
+        out = []
+        for res in self.predict_records(texts, ids):
+            if isinstance(res, Exception):
+                raise res
+            out.append(res)
+        return out
+
+    def predict_records(self, texts: Sequence[str], ids: Sequence[str] | None = None) -> list[Any]:
+        """Like :meth:`predict`, but a text whose call fails gives its :class:`~clinex.errors.LLMError`
+        in its place instead of stopping the others.
+
+        :func:`clinex.pv.pipeline.extract_records` uses it so that ``clinex pv extract``
+        reports and skips the failed record (by id) and writes the others (docs/pv.md
+        exit rules). An error every record would meet (server down, wrong URL or
+        model, key or response format refused: ``systemic``) is raised at once.
+
+        Returns
+        -------
+        list of (list of Event or LLMError)
+            One per text, in order; blank texts give ``[]`` without a request.
+        """
+        from clinex.errors import LLMError
         from clinex.llm.config import resolve_settings
 
         client = self.client()
         settings = resolve_settings(self.options)
         todo = [i for i, t in enumerate(texts) if t.strip()]
+        names = [f"record {r}" for r in ids] if ids is not None and len(ids) == len(texts) else [
+            f"text {i + 1} of {len(texts)}" for i in range(len(texts))]
 
-        def one(i: int) -> list[Event]:
-            answer = client.complete_json(self.messages(texts[i], settings), PVAnswer,
-                                          document=f"text {i + 1} of {len(texts)}", name="pv_events")
+        def one(i: int) -> Any:
+            try:
+                answer = client.complete_json(self.messages(texts[i], settings), PVAnswer,
+                                              document=names[i], name="pv_events")
+            except LLMError as exc:
+                if getattr(exc, "systemic", False):
+                    raise  # server down, wrong model, key refused: every record would fail; stop now
+                return exc
             return self._events(client, texts[i], answer)
 
         results = dict(zip(todo, client.map(one, todo)))
@@ -346,10 +418,16 @@ def train_llm(train: Any, dev: Any, out: Path, **params: Any) -> LLMExtractor:
     ModelError
         Always when ``train_file`` is not given: an LLM kind learns nothing from
         ``clinex pv train``; write ``model.json`` by hand (see ``docs/llm.md``).
+    LLMError
+        No server configured (the folder is written all the same).
     """
     if "train_file" not in params:
         raise ModelError("the llm kind is not trained; make a folder with model.json {\"kind\": \"llm\", ...} "
                          "(docs/llm.md)")
-    model = LLMExtractor(params)
-    model.save(out)
+    # the folder is written first: loading it checks the server settings (LLMError when none)
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    opts = {k: (str(v) if isinstance(v, Path) else v) for k, v in params.items() if k != "api_key"}
+    (folder / "model.json").write_text(json.dumps({"kind": "llm", "version": 1, **opts}, indent=1) + "\n",
+                                       encoding="utf-8")
     return LLMExtractor.load(out)

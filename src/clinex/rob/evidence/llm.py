@@ -17,14 +17,25 @@ observed agreement on the response and on the extracted sentence.
 3. every sentence is **grounded** in the report (:func:`clinex.llm.grounding.ground`,
    the part as the window); an ungrounded one is dropped and counted;
 4. with several parts, the SQ takes the answer of the first part (in document
-   order) that is not NI and has grounded evidence, else the first that is not NI,
-   else NI (clinex's own rule: a part that does not mention the practice says nothing
-   against another that does);
-5. :func:`clinex.rob.assess.assess` then applies the RoB 2 algorithms as for every
+   order) that is not NI and has grounded evidence (clinex's own rule: a part that
+   does not mention the practice says nothing against another that does);
+5. **no grounded evidence, no answer**: when no part gives an answer other than NI
+   with at least one grounded sentence -- the model quoted nothing, or every quote
+   was invented -- the SQ is answered NI (confidence 0), however sure the model
+   sounded. RoB 2 asks for the reported practice; an answer the report cannot be
+   shown to support is "no information", the conservative reading a reviewer
+   expects (clinex's own rule). Each such downgrade is counted
+   (:attr:`LLMEvidenceModel.downgraded_`, and "answers ... downgraded" in the ``LLM:``
+   line of the CLI);
+6. :func:`clinex.rob.assess.assess` then applies the RoB 2 algorithms as for every
    evidence model (questions RoB 2 does not ask become NA there).
 
-Confidence is 1.0 for an answer with grounded evidence, 0.5 for one without, 0.0
-for NI (own choice: the model gives no calibrated probability).
+Confidence is 1.0 for an answer with grounded evidence and 0.0 for NI (own choice:
+the model gives no calibrated probability).
+
+The versioned id (:attr:`LLMEvidenceModel.name`) names the server's model,
+``clinex.rob.llm.v1:<model>``; making the model without a server URL or model name
+configured raises :class:`~clinex.errors.LLMError` ``[CLX009]`` at once.
 
 References
 ----------
@@ -87,22 +98,33 @@ class LLMEvidenceModel:
     ----------
     grounding_ : GroundingStats
         Evidence sentences grounded and dropped since the model was made.
+    downgraded_ : list of (str, str, str)
+        ``(document id, SQ, the model's answer)`` of each answer turned to NI for want
+        of grounded evidence.
+
+    Raises
+    ------
+    LLMError
+        No server URL or model name configured (``[CLX009]``).
     """
 
     kind = "llm"
 
     def __init__(self, options: dict[str, Any] | None = None, *, prompt: str | Path = "rob") -> None:
+        from clinex.llm.config import resolve_settings
         from clinex.llm.grounding import GroundingStats
         from clinex.llm.prompts import load_prompt
 
         self.options = dict(options or {})
+        self._model_name = resolve_settings(self.options).model  # no server configured: CLX009 now
         self.prompt = load_prompt(prompt)
         self.grounding_ = GroundingStats()
+        self.downgraded_: list[tuple[str, str, str]] = []
 
     @property
     def name(self) -> str:
-        """``clinex.rob.llm.v1`` (the server's model is named in each evidence's source)."""
-        return VERSION
+        """``clinex.rob.llm.v1:<server model>`` (also named in each evidence's source)."""
+        return f"{VERSION}:{self._model_name}"
 
     def client(self) -> Any:
         """The client for the settings in force now (command line, environment, options)."""
@@ -174,7 +196,7 @@ class LLMEvidenceModel:
             evidence.append(Evidence(span=Span.from_offsets(document.text, (g.start, g.end), label=q.id),
                                      page=document.page_of(g.start), score=round(g.score / 100.0, 4),
                                      source=source))
-        confidence = 0.0 if ans.answer == "NI" else (1.0 if evidence else 0.5)
+        confidence = 1.0 if ans.answer != "NI" and evidence else 0.0
         return SQAnswer(sq=q.id, response=ans.answer, confidence=confidence, evidence=tuple(evidence))
 
     def predict(self, document: Document) -> dict[str, SQAnswer]:
@@ -200,7 +222,14 @@ class LLMEvidenceModel:
         for q_id, cands in by_sq.items():
             informative = [a for a in cands if a.response != "NI"]
             grounded = [a for a in informative if a.evidence]
-            out[q_id] = (grounded or informative or cands)[0]
+            if grounded:
+                out[q_id] = grounded[0]
+            elif informative:  # an answer the report cannot be shown to support: NI
+                self.downgraded_.append((document.id, q_id, informative[0].response))
+                client.count_downgrade()
+                out[q_id] = SQAnswer(sq=q_id, response="NI", confidence=0.0)
+            else:
+                out[q_id] = cands[0]
         return out
 
     def save(self, path: str | Path) -> Path:
