@@ -80,7 +80,8 @@ def test_pv_extract(client: TestClient) -> None:
     drug = next(d for d in body["drugs"] if d["text"] == "amoxicillin")
     assert drug == {"start": 39, "end": 50, "text": "amoxicillin", "name": "Amoxicillin",
                     "drugbank_id": "DB01060", "mesh_id": "D000900"}
-    assert body["table"][0]["normalised_drug"] == "Amoxicillin" and body["table"][0]["record"] == "text"
+    assert body["table"][0]["normalised_drug"] == "Amoxicillin" and body["table"][0]["record"] == "text_1"
+    assert (body["table"][0]["sentence_start"], body["table"][0]["sentence_end"]) == (0, 51)
 
 
 def test_pv_extract_unknown_model_is_422(client: TestClient) -> None:
@@ -228,9 +229,9 @@ def test_pv_downloads_are_what_the_cli_writes(client: TestClient, tmp_path: Path
     resp = client.post("/api/pv/upload", params={**params, "format": "csv"}, content=PV_TEXT.encode())
     assert resp.headers["content-type"] == "text/csv; charset=utf-8"
     assert resp.text == (
-        "record,event,event_type,trigger,trigger_probability,subject,treatment,drug,dose,route,effect,"
-        "negated,speculated,severity,normalised_drug\n"
-        "notes,1,Adverse_event,after,0.9778,,penicillin,penicillin,,,Rash,,,,Penicillins\n")
+        "record,sentence_start,sentence_end,event,event_type,trigger,trigger_probability,subject,treatment,drug,"
+        "dose,route,effect,negated,speculated,severity,normalised_drug\n"
+        "notes_1,0,22,1,Adverse_event,after,0.9778,,penicillin,penicillin,,,Rash,,,,Penicillins\n")
     # the pasted-text endpoint gives the same files for the same text (ids text_1, text_2)
     resp = client.post("/api/pv/extract", params={"format": "phee"}, json={"text": PV_TEXT, "model": "crf"})
     assert resp.content == (tmp_path / "cli.json").read_bytes().replace(b'"notes_', b'"text_')
@@ -386,3 +387,90 @@ def test_limits_are_the_servers_settings() -> None:
     resp = client.post("/api/pv/extract", json={"text": "x" * 5000})
     assert resp.status_code == 413 and resp.json()["error"]["message"] == (
         "[CLX001] field 'body': request body larger than 4096 bytes")
+
+
+def test_pv_csv_record_is_the_sentence_record_of_the_phee_download(client: TestClient) -> None:
+    """The CSV's ``record`` is the id the PHEE download gives the event's sentence (not the
+    upload's name), with that sentence's offsets into the whole text."""
+    import csv
+    import io
+    import json
+
+    text = "A rash after amoxicillin. He recovered. Then nausea developed after metformin."
+    body = {"text": text, "model": "crf"}
+    rows = list(csv.DictReader(io.StringIO(client.post("/api/pv/extract", params={"format": "csv"}, json=body).text)))
+    assert [(r["record"], r["sentence_start"], r["sentence_end"], r["event"], r["trigger"], r["effect"]) for r in rows] == [
+        ("text_1", "0", "25", "1", "after", "A rash"), ("text_3", "40", "78", "2", "developed after", "nausea")]
+    phee = [json.loads(x) for x in client.post("/api/pv/extract", params={"format": "phee"}, json=body).text.splitlines()]
+    with_events = {x["id"]: x["context"] for x in phee if x["annotations"][0]["events"]}
+    assert with_events == {r["record"]: text[int(r["sentence_start"]):int(r["sentence_end"])] for r in rows}
+    resp = client.post("/api/pv/upload", params={"filename": "pv.txt", "model": "crf", "format": "csv"},
+                       content=text.encode())
+    assert [(r["record"], r["sentence_start"], r["sentence_end"]) for r in csv.DictReader(io.StringIO(resp.text))] == [
+        ("pv_1", "0", "25"), ("pv_3", "40", "78")]
+
+
+def test_openapi_declares_the_raw_file_bodies_and_the_file_responses(client: TestClient) -> None:
+    """Swagger UI's "Try it out" needs a requestBody to offer a file chooser: the endpoints
+    reading the raw body declare a required binary one; the plot is declared image/png."""
+    paths = client.get("/openapi.json").json()["paths"]
+    binary = {"type": "string", "format": "binary"}
+    raw = {"/api/pv/upload": ["application/octet-stream", "text/plain", "application/x-ndjson"],
+           "/api/cohort/screen": ["application/octet-stream", "application/xml"],
+           "/api/rob/assess": ["application/octet-stream", "application/pdf", "text/plain", "application/xml"],
+           "/api/rob/report": ["application/octet-stream", "application/pdf", "text/plain", "application/xml"]}
+    for path, media in raw.items():
+        body = paths[path]["post"]["requestBody"]
+        assert body["required"] is True, path
+        assert list(body["content"]) == media and all(c["schema"] == binary for c in body["content"].values()), path
+    # every POST endpoint declares its body (the others as their JSON models)
+    assert [p for p, ops in paths.items() if "post" in ops and "requestBody" not in ops["post"]] == []
+    assert paths["/api/pv/extract"]["post"]["requestBody"]["content"] == {
+        "application/json": {"schema": {"$ref": "#/components/schemas/PVRequest"}}}
+    assert paths["/api/rob/plot"]["post"]["responses"]["200"]["content"] == {"image/png": {"schema": binary}}
+    assert list(paths["/api/rob/robvis"]["post"]["responses"]["200"]["content"]) == ["text/csv"]
+    assert list(paths["/api/rob/json"]["post"]["responses"]["200"]["content"]) == ["application/json", "application/zip"]
+    assert list(paths["/api/pv/upload"]["post"]["responses"]["200"]["content"]) == [
+        "application/json", "application/zip", "text/csv"]
+    # and the plot really is what it declares
+    ok = client.post("/api/rob/assess", params={"filename": "t.txt"}, content=TRIAL.encode()).json()
+    png = client.post("/api/rob/plot", json={"assessments": [ok]})
+    assert png.headers["content-type"] == "image/png" and png.content[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("content,headers,problem", [
+    (b"text=rash after penicillin", {"content-type": "application/json"},
+     "not valid JSON (Expecting value at character 0)"),
+    (b'{"text": "x",}', {"content-type": "application/json"},
+     "not valid JSON (Expecting property name enclosed in double quotes at character 13)"),
+    (b'["rash"]', {"content-type": "application/json"}, "a JSON array, not an object"),
+    (b"", {"content-type": "application/json"}, "empty"),
+    (b"rash after penicillin", {"content-type": "text/plain"},
+     "not read as JSON (send it with Content-Type: application/json)"),
+])
+def test_a_body_that_is_not_a_json_object_is_named_body(
+    client: TestClient, content: bytes, headers: dict[str, str], problem: str,
+) -> None:
+    resp = client.post("/api/pv/extract", content=content, headers=headers)
+    assert resp.status_code == 422
+    assert resp.json()["error"] == {"code": "CLX001", "field": "body", "message":
+                                    f'[CLX001] bad request (body: {problem}; the body must be a JSON object '
+                                    'like {"text": "..."})'}
+    # a problem inside the object still names its field
+    err = client.post("/api/pv/extract", json={"txt": "x"}).json()["error"]
+    assert (err["field"], err["message"]) == ("text", "[CLX001] bad request (text: Field required)")
+    err = client.post("/api/rob/plot", content=b"x", headers={"content-type": "application/json"}).json()["error"]
+    assert err["message"] == ('[CLX001] bad request (body: not valid JSON (Expecting value at character 0); '
+                              'the body must be a JSON object like {"assessments": [...]})')
+
+
+def test_two_xml_patients_are_refused_with_what_to_choose(client: TestClient) -> None:
+    xml = (Path(__file__).parent / "data" / "cohort" / "t04_labs.xml").read_text("utf-8")
+    two = [{"name": "t04_labs.xml", "text": xml}, {"name": "other.xml", "text": xml}]
+    err = client.post("/api/cohort/patient", json={"files": two}).json()["error"]
+    assert (err["field"], err["message"]) == ("files", "[CLX001] field 'files': 2 XML files given "
+                                              "(t04_labs.xml, other.xml): choose one n2c2 XML file (one patient)")
+    mixed = [{"name": "t04_labs.xml", "text": xml}, {"name": "2071-03-10_a.txt", "text": "HbA1c 7.2%."}]
+    err = client.post("/api/cohort/patient", json={"files": mixed}).json()["error"]
+    assert err["message"] == ("[CLX001] field 'files': give one n2c2 XML file, or the .txt notes of one patient, "
+                              "not both")

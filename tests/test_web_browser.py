@@ -245,6 +245,42 @@ def test_pv_view_jsonl_upload_and_errors(page, server: str, tmp_path: Path) -> N
     _shot(pg, "pv_error")
 
 
+EMOJI_TEXT = "Café 😀: he did not develop jaundice after methotrexate 15 mg weekly."
+
+
+def test_pv_view_offsets_after_an_emoji(page, server: str) -> None:  # noqa: ANN001
+    """The API's offsets count code points (Python str indices); the page's JavaScript
+    strings count UTF-16 units, in which 😀 is two: every highlight after it must still
+    cover exactly its text."""
+    pg = page
+    pg.goto(server + "/#pv")
+    pg.wait_for_function("document.querySelector('#pv-model').options.length > 1")
+    pg.select_option("#pv-model", "crf")
+    pg.fill("#pv-text", EMOJI_TEXT)
+    pg.click("#pv-run")
+    pg.wait_for_selector("#pv-out:not([hidden])")
+    api = httpx.post(server + "/api/pv/extract", json={"text": EMOJI_TEXT, "model": "crf"}, timeout=120).json()
+    ev = api["record"]["annotations"][0]["events"][0]
+    assert (ev["Trigger"]["start"], ev["Treatment"]["Drug"]["start"]) == ([[36]], [[42]])  # code points
+    assert _texts(pg, ".event-line mark.trigger") == ["after"]
+    assert _texts(pg, ".event-line mark.role-Effect") == ["he did not develop jaundice"]
+    assert _texts(pg, ".event-line mark.role-Treatment") == ["methotrexate 15 mg weekly"]
+    assert _texts(pg, "mark.role-Treatment > mark.sub") == ["methotrexate", "15 mg", "weekly"]
+    assert _texts(pg, "mark.role-Effect > mark.cue") == ["not"]
+    # the whole sentence reads as pasted, the emoji included, outside every highlight
+    line = pg.locator(".event-line").nth(0)
+    assert line.inner_text().replace("\n", "") == "E1 ADE" + EMOJI_TEXT
+    assert [m for m in _texts(pg, ".event-line mark") if "😀" in m] == []
+    # hover text and side panel keep the API's code-point offsets; the drug is normalised
+    drug = pg.locator("mark.sub-Drug")
+    assert "offsets: 42–54" in drug.get_attribute("title")
+    assert "normalised drug: Methotrexate (DrugBank DB00563)" in drug.get_attribute("title")
+    drug.click()
+    assert "42–54" in pg.inner_text("#pv-detail")
+    _shot(pg, "pv_emoji")
+    assert pg.errors == []
+
+
 # ----------------------------------------------------------------------------- risk of bias
 
 
@@ -360,7 +396,8 @@ def test_cohort_view_notes_table_and_downloads(page, server: str, tmp_path: Path
     assert _texts(pg, "#cohort-text .recdate") == ["record 1 of 2 · 2071-03-10", "record 2 of 2 · 2071-09-02"]
     marked = {m.inner_text(): m.get_attribute("data-criteria") for m in pg.locator("#cohort-text mark.ev").all()}
     assert marked["Creatinine 2.1 mg/dL. Denies chest pain."] == "CREATININE"
-    assert marked["Takes aspirin 81 mg daily."] == "ADVANCED-CAD ASP-FOR-MI HBA1C"
+    assert marked["Takes aspirin 81 mg daily."] == "ADVANCED-CAD ASP-FOR-MI"
+    assert marked["HbA1c 7.2%."] == "HBA1C"  # a lab value's sentence (clinex.cohort.engine._value_sentence)
     _shot(pg, "cohort_notes")
 
     name, data = _download(pg, "#cohort-dl-csv")
@@ -375,6 +412,44 @@ def test_cohort_view_notes_table_and_downloads(page, server: str, tmp_path: Path
     assert json.loads(data)["patient"]["HBA1C"]["label"] == "met"
     assert pg.errors == []
     _local_only(pg, server)
+
+
+EMOJI_NOTES = {
+    "2071-03-10_clinic.txt": "HPI: 62 yo man with DM2 and HTN 😀. Had an NSTEMI 2 weeks ago. Mood 🙂.\n"
+                             "Takes aspirin 81 mg daily.\n",
+    "2071-09-02_visit.txt": "Record date: 2071-09-02\n\nFeels 👍 today.\nCreatinine 2.1 mg/dL.\n",
+}
+
+
+def test_cohort_view_offsets_after_an_emoji(page, server: str, tmp_path: Path) -> None:  # noqa: ANN001
+    """Evidence offsets are code points; after an emoji the highlight in the patient's text
+    must still be exactly the deciding sentence, under the right record."""
+    pg = page
+    paths = []
+    for name, text in EMOJI_NOTES.items():
+        (tmp_path / name).write_text(text, "utf-8")
+        paths.append(str(tmp_path / name))
+    pg.goto(server + "/#cohort")
+    pg.set_input_files("#cohort-files", paths)
+    pg.click("#cohort-run")
+    pg.wait_for_selector("#cohort-out:not([hidden])")
+    body = {"files": [{"name": k, "text": v} for k, v in EMOJI_NOTES.items()]}
+    view = httpx.post(server + "/api/cohort/patient", json=body, timeout=120).json()
+    evidence = {(e["start"], e["end"], e["sentence"]) for d in view["decisions"].values() for e in d["evidence"]}
+    assert {e[2] for e in evidence} == {"Takes aspirin 81 mg daily.", "Creatinine 2.1 mg/dL."}
+    assert all(view["text"][s:e] == t for s, e, t in evidence)
+    marked = {m.inner_text(): m.get_attribute("data-criteria") for m in pg.locator("#cohort-text mark.ev").all()}
+    assert marked == {"Takes aspirin 81 mg daily.": "ADVANCED-CAD ASP-FOR-MI", "Creatinine 2.1 mg/dL.": "CREATININE"}
+    assert _texts(pg, "#cohort-text .recdate") == ["record 1 of 2 · 2071-03-10", "record 2 of 2 · 2071-09-02"]
+    # the text around the marks is the patient's text, emoji included, nothing lost or doubled
+    shown = pg.eval_on_selector("#cohort-text", "b => [...b.childNodes].filter(n => !n.classList || "
+                                "!n.classList.contains('recdate')).map(n => n.textContent).join('')")
+    assert shown == view["text"]
+    # the link in the table scrolls to and focuses the same mark
+    pg.click("#cohort-table tr[data-criterion=CREATININE] ul.evidence a")
+    assert _texts(pg, "#cohort-text mark.focus") == ["Creatinine 2.1 mg/dL."]
+    _shot(pg, "cohort_emoji")
+    assert pg.errors == []
 
 
 def test_cohort_view_xml_with_criterion_file(page, server: str, tmp_path: Path) -> None:  # noqa: ANN001
@@ -399,6 +474,14 @@ def test_cohort_view_xml_with_criterion_file(page, server: str, tmp_path: Path) 
     assert msg.startswith("[CLX002] broken.xml:1: not well-formed XML") and "/tmp" not in msg
     assert pg.is_hidden("#cohort-out")  # the previous patient's result is not left under the message
     _shot(pg, "cohort_error")
+    # two XML files: one patient is one XML file
+    other = tmp_path / "t05.xml"
+    other.write_bytes((DATA / "cohort" / "t04_labs.xml").read_bytes())
+    pg.set_input_files("#cohort-files", [str(DATA / "cohort" / "t04_labs.xml"), str(other)])
+    pg.click("#cohort-run")
+    pg.wait_for_function("document.querySelector('#cohort-error').textContent.includes('t05.xml')")
+    assert pg.inner_text("#cohort-error") == (
+        "[CLX001] field 'files': 2 XML files given (t04_labs.xml, t05.xml): choose one n2c2 XML file (one patient)")
 
 
 # ----------------------------------------------------------------------------- offline API docs
@@ -416,6 +499,29 @@ def test_api_docs_render_from_local_files_only(page, server: str, path: str, rea
     pg.wait_for_load_state("networkidle")
     _shot(pg, "docs" + path.replace("/", "_"))
     assert any(u.endswith("/openapi.json") for u in pg.requests)
+    _local_only(pg, server)
+
+
+def test_swagger_try_it_out_sends_a_file(page, server: str, tmp_path: Path) -> None:  # noqa: ANN001
+    """/api/rob/assess reads its raw body: with the requestBody declared, Swagger UI's
+    "Try it out" offers a file chooser and sends the file (the answer is the assessment)."""
+    pg = page
+    trial = tmp_path / "swagger.txt"
+    trial.write_text(TRIAL_TXT, "utf-8")
+    pg.goto(server + "/docs")
+    op = pg.locator("#operations-default-rob_assess_api_rob_assess_post")
+    op.locator(".opblock-summary").click()  # rendered once the schema is loaded; opens the operation
+    op.locator(".try-out__btn").click()
+    op.locator("input[placeholder=filename]").fill("swagger.txt")
+    assert op.locator("input[type=file]").count() == 1
+    op.locator("input[type=file]").set_input_files(str(trial))
+    op.locator(".execute").click()
+    status = op.locator(".live-responses-table .response .response-col_status").first
+    status.wait_for()
+    assert status.inner_text() == "200"
+    body = op.locator(".live-responses-table .response-col_description pre").first.inner_text()
+    assert '"source": "swagger.txt"' in body and '"document_id": "swagger"' in body
+    _shot(pg, "docs_try_it_out")
     _local_only(pg, server)
 
 
@@ -454,4 +560,20 @@ def test_upload_limit_is_shown_in_the_page(browser, tmp_path_factory: pytest.Tem
         pg.wait_for_function("document.querySelector('#pv-error').textContent.includes('larger than')")
         assert pg.inner_text("#pv-error") == "[CLX001] field 'body': request body larger than 4096 bytes"
         _shot(pg, "pv_upload_limit")
+        # RoB: the file over the limit is an error row, the others are still assessed
+        good = big.with_name("small.txt")
+        good.write_text(TRIAL_TXT, "utf-8")
+        pg.goto(base + "/#rob")
+        pg.wait_for_function("document.querySelector('#rob-model').options.length > 1")
+        pg.set_input_files("#rob-files", [str(big), str(good)])
+        pg.click("#rob-run")
+        pg.wait_for_function("document.querySelector('#rob-plot').naturalWidth > 0")
+        limit = "the file is 11500 bytes, larger than this server's upload limit of 4096 bytes (CLINEX_WEB_MAX_UPLOAD)."
+        assert pg.inner_text("#rob-error") == "big.txt: " + limit
+        assert [r.locator("td").nth(1).inner_text() for r in pg.locator("#rob-summary tr[data-trial]").all()] == [
+            "small.txt"]
+        assert [[c.inner_text() for c in r.locator("td").all()] for r in pg.locator("#rob-summary tr.filefail").all()] == [
+            ["—", "big.txt", limit]]
+        assert pg.locator("#rob-reports iframe").count() == 1
+        _shot(pg, "rob_upload_limit")
         context.close()

@@ -8,7 +8,11 @@ Pages (every asset served by the app itself; nothing is fetched from another hos
 - ``GET /docs``, ``GET /redoc`` — Swagger UI and ReDoc from the files shipped in
   ``fastapi-offline`` (under ``/static-offline-docs``); the schema is ``/openapi.json``.
 
-JSON API (every offset is characters into the text the client gave, half-open):
+JSON API (every offset is characters into the text the client gave, half-open, counted in
+Unicode code points, i.e. Python ``str`` indices: a page in JavaScript, whose strings index
+UTF-16 units, converts them; ``static/app.js`` does). The endpoints that read a raw file
+body declare it in ``/openapi.json`` as a required binary ``requestBody`` (so Swagger UI's
+"Try it out" can send a file), and the download endpoints their media types. Endpoints:
 
 - ``GET /api/health`` — ``{"status": "ok", "version": ...}``.
 - ``GET /api/limits`` — ``{"max_upload": bytes, "timeout": seconds}`` of this server.
@@ -25,7 +29,9 @@ JSON API (every offset is characters into the text the client gave, half-open):
   events. With ``format``, the same extraction as a download: PHEE JSON lines of the
   sentence records (ids ``text_1``, ``text_2``...: what ``clinex pv extract -i text.txt -o
   x.json`` writes), a zip of brat ``.txt``/``.ann`` pairs (``clinex pv extract --format
-  brat``), or the event table as CSV.
+  brat``), or the event table as CSV (one row per event; ``record`` is the sentence
+  record's id, as in the PHEE download, with the sentence's offsets into the text,
+  :data:`clinex.web.views.PV_TABLE_COLUMNS`).
 - ``POST /api/pv/upload?filename=NAME[&model=...][&format=...]`` — body: a ``.txt`` file
   (split into sentences, as above) or JSON lines (``.jsonl``/``.json``/``.ndjson``, or a
   first ``{``: ``{"id", "text"}`` or PHEE ``context`` records, each passed whole);
@@ -74,7 +80,9 @@ Safety and reliability
   private temporary folder that is removed after every request, failed ones included.
 - Every failure has one shape, ``{"error": {"code": "CLXnnn", "message": ..., "field": ...}}``:
   a :class:`~clinex.errors.ClinexError` is 422 (its message names the uploaded file,
-  never the server's temporary path), a bad request 422 (``field`` names the parameter),
+  never the server's temporary path), a bad request 422 (``field`` names the parameter;
+  a JSON body that is not a JSON object at all, e.g. not JSON, is ``field`` ``body`` and
+  the message shows the object expected, ``{"text": "..."}``),
   an unknown path 404, a wrong method 405, a too-large body 413, a full queue 503, a
   request past its time limit 504, and an unexpected error 500 with a generic message
   (the traceback goes to the server log only).
@@ -651,6 +659,9 @@ def _cohort_patient_work(folder: Path, files: list[tuple[str, str]], criteria: l
     from clinex.web.views import cohort_view
 
     xml = [n for n, _ in files if n.lower().endswith(".xml")]
+    if len(xml) > 1:
+        raise InputError(f"{len(xml)} XML files given ({', '.join(xml[:3])}{', ...' if len(xml) > 3 else ''}): "
+                         "choose one n2c2 XML file (one patient)", field="files")
     if xml and len(files) > 1:
         raise InputError("give one n2c2 XML file, or the .txt notes of one patient, not both", field="files")
     if not xml:
@@ -808,6 +819,72 @@ class AssessmentsRequest(BaseModel):
     assessments: list[dict[str, Any]] = Field(max_length=10_000)
 
 
+# ----------------------------------------------------------------------------- OpenAPI and bad bodies
+
+#: What each JSON endpoint's body looks like, for the message of a body that is not a JSON object.
+_BODY_EXAMPLES = {
+    "/api/pv/extract": '{"text": "..."}',
+    "/api/cohort/patient": '{"files": [{"name": "...", "text": "..."}]}',
+    "/api/rob/plot": '{"assessments": [...]}',
+    "/api/rob/robvis": '{"assessments": [...]}',
+    "/api/rob/json": '{"assessments": [...]}',
+}
+_JSON_KINDS = {list: "a JSON array", str: "a JSON string", int: "a JSON number", float: "a JSON number",
+               bool: "a JSON true/false"}
+
+
+def _whole_body_problem(errors: list[Any], path: str) -> str | None:
+    """What is wrong with a request body that is not a JSON object at all (not JSON,
+    empty, an array...), with what it must look like; None when the problem is inside
+    the object (then each field is named as usual).
+
+    FastAPI reports a JSON syntax error at ``("body", <character>)``, which would read
+    as a field named after the character position.
+    """
+    for e in errors:
+        loc = tuple(e.get("loc", ()))
+        if not loc or loc[0] != "body":
+            continue
+        kind = e.get("type")
+        if kind == "json_invalid":
+            detail = (e.get("ctx") or {}).get("error", "JSON decode error")
+            where = f" at character {loc[1]}" if len(loc) > 1 and isinstance(loc[1], int) else ""
+            what = f"not valid JSON ({detail}{where})"
+        elif len(loc) == 1 and kind == "missing":
+            what = "empty"
+        elif len(loc) == 1 and kind in {"model_attributes_type", "dict_type"}:
+            value = e.get("input")
+            if isinstance(value, (bytes, bytearray)):
+                what = "not read as JSON (send it with Content-Type: application/json)"
+            else:
+                what = _JSON_KINDS.get(type(value), "not a JSON object")
+                what = f"{what}, not an object" if what.startswith("a JSON") else what
+        else:
+            continue
+        example = _BODY_EXAMPLES.get(path)
+        return what + (f"; the body must be a JSON object like {example}" if example else
+                       "; the body must be a JSON object")
+    return None
+
+
+_BINARY = {"schema": {"type": "string", "format": "binary"}}
+
+
+def _raw_body(*media_types: str, description: str) -> dict[str, Any]:
+    """``openapi_extra`` of an endpoint that reads its raw body (FastAPI sees no body
+    parameter, so it declares none): a required binary body, so that Swagger UI's "Try it
+    out" offers a file chooser. ``application/octet-stream`` comes first (any file)."""
+    return {"requestBody": {"required": True, "description": description,
+                            "content": {m: _BINARY for m in ("application/octet-stream", *media_types)}}}
+
+
+def _downloads(*media_types: str) -> dict[int | str, dict[str, Any]]:
+    """``responses`` of an endpoint that answers a file with ``format``: the JSON view and
+    each download's media type."""
+    return {200: {"description": "the JSON result, or with `format` a download",
+                  "content": {"application/json": {}, **{m: _BINARY for m in media_types}}}}
+
+
 # ----------------------------------------------------------------------------- app
 
 
@@ -900,8 +977,11 @@ def create_app(
         return _error(504, err.code, str(err))
 
     @app.exception_handler(RequestValidationError)
-    async def _bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = exc.errors()
+        whole = _whole_body_problem(errors, request.url.path)
+        if whole is not None:
+            return _error(422, "CLX001", str(InputError(f"bad request (body: {whole})")), "body")
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'body'}: {e.get('msg', 'invalid')}"
             for e in errors[:5]
@@ -957,7 +1037,8 @@ def create_app(
 
         return {"pv": list(pv_names()), "rob": list(rob_names()), "cohort": list(cohort_names())}
 
-    @app.post("/api/pv/extract", response_model=dict[str, Any])
+    @app.post("/api/pv/extract", response_model=dict[str, Any],
+              responses=_downloads("application/zip", "text/csv"))
     async def pv_extract(req: PVRequest, format: _PVFormat | None = Query(None)) -> Response:  # noqa: A002
         """Events of pasted text (offsets into it); with ``format``, a download."""
         _check_pv_model(req.model)
@@ -975,7 +1056,9 @@ def create_app(
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
-    @app.post("/api/pv/upload", response_model=dict[str, Any])
+    @app.post("/api/pv/upload", response_model=dict[str, Any], responses=_downloads("application/zip", "text/csv"),
+              openapi_extra=_raw_body("text/plain", "application/x-ndjson",
+                                      description="a .txt file, or JSON lines of {id, text} or PHEE records"))
     async def pv_upload(request: Request, filename: str = Query(...), model: str = Query("auto"),
                         format: _PVFormat | None = Query(None)) -> Response:  # noqa: A002
         """Events of an uploaded .txt or JSON-lines file; with ``format``, a download."""
@@ -983,14 +1066,15 @@ def create_app(
         display = _display_name(filename)
         return await _with_upload(request, filename, _pv_upload_work, display, model, format)
 
-    @app.post("/api/cohort/screen", response_model=dict[str, Any])
+    @app.post("/api/cohort/screen", response_model=dict[str, Any],
+              openapi_extra=_raw_body("application/xml", description="one n2c2 XML patient file"))
     async def cohort_screen(request: Request, filename: str = Query(...), model: str = Query("auto")) -> Response:
         """Decisions for one n2c2 XML patient file (the body)."""
         _check_cohort_model(model)
         display = _display_name(filename)
         return await _with_upload(request, filename, _cohort_work, display, model)
 
-    @app.post("/api/cohort/patient", response_model=dict[str, Any])
+    @app.post("/api/cohort/patient", response_model=dict[str, Any], responses=_downloads("application/xml", "text/csv"))
     async def cohort_patient(req: CohortRequest, format: _CohortFormat | None = Query(None)  # noqa: A002
                              ) -> Response:
         """One patient (n2c2 XML or dated notes) with optional criteria; the page's view or a download."""
@@ -1005,31 +1089,37 @@ def create_app(
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
-    @app.post("/api/rob/assess", response_model=dict[str, Any])
+    @app.post("/api/rob/assess", response_model=dict[str, Any], openapi_extra=_raw_body(
+        "application/pdf", "text/plain", "application/xml", description="one trial report: PDF, text or JATS XML"))
     async def rob_assess(request: Request, filename: str = Query(...), model: str = Query("auto")) -> Response:
         """The RoB 2 assessment of one trial report (the body)."""
         _check_rob_model(model)
         display = _display_name(filename)
         return await _with_upload(request, filename, _rob_work, model, display)
 
-    @app.post("/api/rob/report", response_model=dict[str, Any])
+    @app.post("/api/rob/report", response_model=dict[str, Any], openapi_extra=_raw_body(
+        "application/pdf", "text/plain", "application/xml", description="one trial report: PDF, text or JATS XML"))
     async def rob_report(request: Request, filename: str = Query(...), model: str = Query("auto")) -> Response:
         """The assessment and the HTML report ``clinex rob assess`` writes."""
         _check_rob_model(model)
         display = _display_name(filename)
         return await _with_upload(request, filename, _rob_report_work, model, display)
 
-    @app.post("/api/rob/plot")
+    @app.post("/api/rob/plot", response_class=Response,
+              responses={200: {"description": "the traffic-light plot", "content": {"image/png": _BINARY}}})
     async def rob_plot(req: AssessmentsRequest) -> Response:
         """Traffic-light plot (PNG) of the posted assessments."""
         return await pool.run(_rob_plot_work, req.assessments)
 
-    @app.post("/api/rob/json")
+    @app.post("/api/rob/json", response_class=Response, responses={200: {
+        "description": "one .rob.json file, or a zip of several",
+        "content": {"application/json": {}, "application/zip": _BINARY}}})
     async def rob_json(req: AssessmentsRequest) -> Response:
         """The assessments as the CLI's ``.rob.json`` files (one file, or a zip of several)."""
         return await pool.run(_rob_json_work, req.assessments)
 
-    @app.post("/api/rob/robvis")
+    @app.post("/api/rob/robvis", response_class=Response,
+              responses={200: {"description": "the robvis CSV", "content": {"text/csv": _BINARY}}})
     async def rob_robvis(req: AssessmentsRequest) -> Response:
         """robvis CSV of the posted assessments."""
         return await pool.run(_rob_robvis_work, req.assessments)

@@ -3,7 +3,7 @@
 Each function takes what a task's one pipeline returned (:mod:`clinex.pv.pipeline`,
 :func:`clinex.rob.assess`, :func:`clinex.cohort.screen`) and lays it out for the page
 and the downloads: every offset is a character offset into the text the user gave
-(half-open), never into a sentence.
+(half-open, in Unicode code points: Python ``str`` indices), never into a sentence.
 
 - PV: :func:`pv_document` (the record, its sentences with the indices of their events,
   the event table of :data:`PV_TABLE_COLUMNS`, normalised drug names) and
@@ -23,12 +23,16 @@ from typing import Any
 __all__ = ["PV_TABLE_COLUMNS", "pv_document", "pv_csv", "normalised_drug", "rob_labels", "cohort_view"]
 
 #: Columns of the PV event table (page and CSV download), one row per event.
-#: ``subject`` holds the Subject main argument and, after "; ", its sub-arguments
+#: ``record`` is the id of the event's sentence record, the id the PHEE JSON download
+#: gives it (``text_1``, ``text_2``... for split text; a JSON-lines record's own id), and
+#: ``sentence_start`` / ``sentence_end`` that sentence's offsets into the whole text
+#: (code points, half-open; the page's sentence boxes). ``event`` numbers the events
+#: of the whole text (``E1``, ``E2``... on the page). ``subject`` holds the Subject main argument and, after "; ", its sub-arguments
 #: (``Age: 45-year-old``); ``drug`` / ``dose`` / ``route`` are the Treatment's
 #: ``Drug`` / ``Dosage`` / ``Route`` sub-arguments, and the Combination drugs;
 #: ``normalised_drug`` the gazetteer names of the drugs (see :func:`normalised_drug`).
 PV_TABLE_COLUMNS = (
-    "record", "event", "event_type", "trigger", "trigger_probability", "subject", "treatment",
+    "record", "sentence_start", "sentence_end", "event", "event_type", "trigger", "trigger_probability", "subject", "treatment",
     "drug", "dose", "route", "effect", "negated", "speculated", "severity", "normalised_drug",
 )
 
@@ -98,7 +102,7 @@ def _attribute(ev: Any, name: str) -> str:
     return "yes" if att.value is True else str(att.value)
 
 
-def _event_row(record_id: str, k: int, ev: Any) -> dict[str, Any]:
+def _event_row(record_id: str, span: tuple[int, int], k: int, ev: Any) -> dict[str, Any]:
     subs = ev.sub_arguments
     subject = _texts(ev.main("Subject"))
     details = "; ".join(f"{a.role}: {a.span.text}" for a in subs.get("Subject", ()))
@@ -112,6 +116,8 @@ def _event_row(record_id: str, k: int, ev: Any) -> dict[str, Any]:
     treat = [a for a in subs.get("Treatment", ())]
     return {
         "record": record_id,
+        "sentence_start": span[0],
+        "sentence_end": span[1],
         "event": k,
         "event_type": ev.event_type,
         "trigger": ev.trigger.text,
@@ -156,11 +162,13 @@ def pv_document(whole: Any, sentences: Sequence[tuple[int, int, Any]]) -> dict[s
     from clinex.pv.formats.phee_json import to_phee_dict
 
     out_sentences = []
+    owners: list[tuple[str, tuple[int, int]]] = []  # per event of ``whole``: its sentence's id and offsets
     k = 0
     for start, end, item in sentences:
         n = len(item.events)
         out_sentences.append({"id": item.id, "start": start, "end": end,
                               "event_probability": item.event_probability, "events": list(range(k, k + n))})
+        owners += [(item.id, (start, end))] * n
         k += n
     if k != len(whole.events):  # the pipeline's contract; a mismatch is a bug, not bad input
         raise RuntimeError(f"{len(whole.events)} events in the record, {k} in its sentences")
@@ -175,7 +183,7 @@ def pv_document(whole: Any, sentences: Sequence[tuple[int, int, Any]]) -> dict[s
         "id": whole.id,
         "record": to_phee_dict(whole),
         "sentences": out_sentences,
-        "table": [_event_row(whole.id, i + 1, ev) for i, ev in enumerate(whole.events)],
+        "table": [_event_row(rid, span, i + 1, ev) for i, ((rid, span), ev) in enumerate(zip(owners, whole.events))],
         "drugs": sorted(drugs.values(), key=lambda d: (d["start"], d["end"])),
     }
 

@@ -1,5 +1,7 @@
 // clinex page: plain JavaScript, no libraries, nothing fetched from another host.
-// Every offset the API returns is a character offset into the text the user gave.
+// Every offset the API returns is a character offset into the text the user gave, counted in
+// Unicode code points (Python str indices); JavaScript strings index UTF-16 code units, so
+// offsets are converted (utf16At) wherever they cut or measure a text, once per text.
 "use strict";
 
 const $ = id => document.getElementById(id);
@@ -97,12 +99,16 @@ function mb(n) { return n >= 1048576 ? (n / 1048576).toFixed(1) + " MB" : n + " 
 
 // files larger than the server accepts are refused here, with the limit named (the server's
 // 413 comes before it reads the body, which a browser may report as a broken connection)
+function sizeProblem(f) {  // "is N bytes, larger than ..." for one file over the limit, else null
+  if (maxUpload === null || f.size <= maxUpload) return null;
+  return "is " + mb(f.size) + ", larger than this server's upload limit of " + mb(maxUpload) + " (CLINEX_WEB_MAX_UPLOAD).";
+}
+
 function tooLarge(files) {
   if (maxUpload === null) return null;
   const total = files.reduce((n, f) => n + f.size, 0);
   const big = files.find(f => f.size > maxUpload);
-  if (big) return big.name + " is " + mb(big.size) + ", larger than this server's upload limit of " + mb(maxUpload) +
-    " (CLINEX_WEB_MAX_UPLOAD).";
+  if (big) return big.name + " " + sizeProblem(big);
   if (files.length > 1 && total > maxUpload) return "these files are " + mb(total) + " together, larger than this " +
     "server's upload limit of " + mb(maxUpload) + " (CLINEX_WEB_MAX_UPLOAD).";
   return null;
@@ -119,6 +125,22 @@ function tooLarge(files) {
     }
   } catch (exc) { showError("pv", exc.message); }
 })();
+
+// ------------------------------------------------------------------ offsets
+
+// code-point offset -> UTF-16 index into `text`: a character outside the Basic Multilingual
+// Plane (an emoji) is one code point but two UTF-16 units. One table per text; a text without
+// surrogates needs none. An offset past the end maps to the end.
+function utf16At(text) {
+  if (!/[\uD800-\uDFFF]/.test(text)) return k => Math.max(0, Math.min(k, text.length));
+  const at = new Uint32Array(text.length + 1);  // at[k]: UTF-16 index of code point k
+  let n = 0, u = 0;
+  for (const ch of text) { at[n++] = u; u += ch.length; }  // for..of walks code points
+  at[n] = u;
+  return k => at[Math.max(0, Math.min(k, n))];
+}
+
+const codePoints = t => Array.from(t).length;  // a string's length in code points
 
 // ------------------------------------------------------------------ nested highlighting
 
@@ -159,8 +181,8 @@ const ATTRIBUTES = ["Negated", "Speculated", "Severity"];
 const NODE_KEYS = new Set(["text", "start", "entity_id", "value", "source", "Combination"]);
 let pvLast = null;  // what to send again for a download
 
-function fragments(node) {  // [[start, end, text], ...] per argument of a PHEE node
-  return node.text.map((texts, i) => texts.map((t, k) => [node.start[i][k], node.start[i][k] + t.length, t]));
+function fragments(node) {  // [[start, end, text], ...] per argument of a PHEE node (code points)
+  return node.text.map((texts, i) => texts.map((t, k) => [node.start[i][k], node.start[i][k] + codePoints(t), t]));
 }
 
 function attributeSummary(ev) {
@@ -181,7 +203,9 @@ function showDetail(info, node) {
   $("pv-detail").replaceChildren(dl);
 }
 
-function eventSpans(doc, ev, k, sentence) {
+// spans of one event for nest(): start/end in UTF-16 units (u: utf16At of the text); the
+// hover text and the side panel show the API's code-point offsets
+function eventSpans(doc, ev, k, sentence, u) {
   const drugs = new Map(doc.drugs.map(d => [d.start + ":" + d.end, d]));
   const attrs = attributeSummary(ev);
   const base = [
@@ -207,7 +231,7 @@ function eventSpans(doc, ev, k, sentence) {
       info.push(["offsets", frags.map(f => f[0] + "–" + f[1]).join(", ")]);
       const title = info.map(([a, b]) => a + ": " + b).join("\n");
       for (const [s, e] of frags) {
-        spans.push({start: s, end: e, prio, make: () => {
+        spans.push({start: u(s), end: u(e), prio, make: () => {
           const m = el("mark", {class: cls, "data-role": role, "data-label": label, title, tabindex: 0});
           m.addEventListener("click", ev2 => { ev2.stopPropagation(); showDetail(info, m); });
           m.addEventListener("keydown", ev2 => { if (ev2.key === "Enter") showDetail(info, m); });
@@ -237,6 +261,7 @@ function eventSpans(doc, ev, k, sentence) {
 function renderPVDoc(doc, many) {
   const text = doc.record.context;
   const events = doc.record.annotations[0].events;
+  const u = utf16At(text);
   const box = el("div", {class: "pvdoc", "data-id": doc.id});
   if (many) box.append(el("h3", {text: "record " + doc.id}));
   for (const s of doc.sentences) {
@@ -245,14 +270,14 @@ function renderPVDoc(doc, many) {
       " · event probability " + fmtP(s.event_probability) + " · " + s.events.length + " event" +
       (s.events.length === 1 ? "" : "s")}));
     if (!s.events.length) {
-      div.append(el("div", {class: "event-line noevent"}, text.slice(s.start, s.end)));
+      div.append(el("div", {class: "event-line noevent"}, text.slice(u(s.start), u(s.end))));
     }
     for (const k of s.events) {
       const ev = events[k];
       const line = el("div", {class: "event-line", "data-event": "E" + (k + 1)});
       line.append(el("span", {class: "evlabel " + ev.event_type, text: "E" + (k + 1) + " " +
         (ev.event_type === "Adverse_event" ? "ADE" : "PTE")}));
-      line.append(nest(text, s.start, s.end, eventSpans(doc, ev, k, s)));
+      line.append(nest(text, u(s.start), u(s.end), eventSpans(doc, ev, k, s, u)));
       div.append(line);
     }
     box.append(div);
@@ -352,13 +377,15 @@ $("rob-run").addEventListener("click", async () => {
   showError("rob", "");
   const files = [...$("rob-files").files];
   if (!files.length) { showError("rob", "Choose one or more trial reports (PDF, text or JATS XML) first."); return; }
-  const big = files.map(f => tooLarge([f])).filter(x => x);
-  if (big.length) { showError("rob", big.join("\n")); return; }
   const model = $("rob-model").value;
   robDone = [];
-  const failed = [];
+  const failed = [];  // [name, message]: refused here (too large) or by the server
   try {
     for (const [i, f] of files.entries()) {
+      // a file over the upload limit is not sent (the server would refuse it before reading
+      // it, which a browser may report as a broken connection); the others still are
+      const big = sizeProblem(f);
+      if (big) { failed.push([f.name, "the file " + big]); continue; }
       setBusy("rob", "assessing " + (i + 1) + " of " + files.length + ": " + f.name + "…");
       try {
         const resp = await call("/api/rob/report?filename=" + encodeURIComponent(f.name) + "&model=" +
@@ -392,15 +419,20 @@ $("rob-dl-json").addEventListener("click", () =>
 
 let cohortLast = null;
 
-function renderPatientText(view, evidence) {
+// the patient's text with its record headers and the deciding sentences marked; the API's
+// code-point offsets of records and evidence are turned into UTF-16 indices first
+function renderPatientText(view, evidenceCP) {
   const text = view.text;
+  const u = utf16At(text);
+  const records = view.records.map(r => ({...r, start: u(r.start), end: u(r.end)}));
+  const evidence = evidenceCP.map(e => ({...e, start: u(e.start), end: u(e.end)}));
   const box = $("cohort-text");
   box.replaceChildren();
   const bounds = new Set([0, text.length]);
-  view.records.forEach(r => { bounds.add(r.start); bounds.add(r.end); });
+  records.forEach(r => { bounds.add(r.start); bounds.add(r.end); });
   evidence.forEach(e => { bounds.add(e.start); bounds.add(e.end); });
   const cuts = [...bounds].filter(b => b >= 0 && b <= text.length).sort((a, b) => a - b);
-  const recordAt = new Map(view.records.map((r, i) => [r.start, [i, r]]));
+  const recordAt = new Map(records.map((r, i) => [r.start, [i, r]]));
   const anchorsAt = new Map();
   evidence.forEach(e => { if (!anchorsAt.has(e.start)) anchorsAt.set(e.start, []); anchorsAt.get(e.start).push(e.anchor); });
   for (let i = 0; i < cuts.length - 1; i++) {
@@ -408,7 +440,7 @@ function renderPatientText(view, evidence) {
     if (recordAt.has(a)) {
       const [k, r] = recordAt.get(a);
       box.append(el("span", {class: "recdate record", id: "cohort-record-" + k,
-        text: "record " + (k + 1) + " of " + view.records.length + " · " + (r.date || "no date")}));
+        text: "record " + (k + 1) + " of " + records.length + " · " + (r.date || "no date")}));
     }
     for (const id of (anchorsAt.get(a) || [])) box.append(el("span", {id}));
     const seg = text.slice(a, b);
