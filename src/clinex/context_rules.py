@@ -176,6 +176,7 @@ def build_context_rules(
     ValueError
         From medspaCy, for an unknown key or a bad direction.
     """
+    import_medspacy()  # first: without the probes of torch / scikit-learn (see import_medspacy)
     from medspacy.context import ConTextRule
 
     extra = frozenset(extra_keys)
@@ -197,6 +198,7 @@ def build_context_rules(
 
 def sentinel_rule() -> Any:
     """A ConText rule that never matches (keeps the token Matcher non-empty, W036)."""
+    import_medspacy()  # first: without the probes of torch / scikit-learn (see import_medspacy)
     from medspacy.context import ConTextRule
 
     return ConTextRule(
