@@ -144,3 +144,23 @@ def test_cohort_readers_use_the_one_check(tmp_path: Path) -> None:
     (d / "2071-01-01.txt").write_bytes(b"line\n\xff\n")
     with pytest.raises(EncodingError, match=r"2071-01-01\.txt:2: not UTF-8 text"):
         read_notes_folder(d)
+
+
+def test_the_pv_model_cache_is_bounded(tmp_path, monkeypatch) -> None:
+    import clinex.pv.models as registry
+
+    loaded: list[str] = []
+    monkeypatch.setattr(registry, "_load_dir", lambda folder: loaded.append(folder.name) or object())
+    registry.clear_cache()
+    folders = []
+    for i in range(registry._CACHE_SIZE + 2):
+        d = tmp_path / f"m{i}"
+        d.mkdir()
+        (d / "model.json").write_text('{"kind": "crf"}')
+        folders.append(d)
+        registry.load_model(d)
+    assert len(registry._CACHE) == registry._CACHE_SIZE
+    registry.load_model(folders[-1])  # cached: not read again
+    registry.load_model(folders[0])  # dropped: read again
+    assert loaded == [f.name for f in folders] + ["m0"]
+    registry.clear_cache()

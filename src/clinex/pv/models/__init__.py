@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -131,7 +132,10 @@ def check_model_name(name: str) -> str:
     return name
 
 
-_CACHE: dict[str, "PVModel"] = {}
+_CACHE: "OrderedDict[str, PVModel]" = OrderedDict()
+_CACHE_SIZE = 4
+"""Loaded models kept (least recently used dropped first): a server or a notebook that
+loads many model folders does not keep them all in memory."""
 
 
 @runtime_checkable
@@ -293,9 +297,13 @@ def load_model(name_or_path: str | Path = "auto") -> PVModel:
         if not folder.is_dir():
             raise ModelError(unknown_model_message(key))
     cache_key = str(folder.resolve())
-    if cache_key not in _CACHE:
-        _CACHE[cache_key] = _load_dir(folder)
-    return _CACHE[cache_key]
+    if cache_key in _CACHE:
+        _CACHE.move_to_end(cache_key)
+        return _CACHE[cache_key]
+    model = _CACHE[cache_key] = _load_dir(folder)
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return model
 
 
 def _resolve_auto() -> str:
