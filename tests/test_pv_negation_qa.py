@@ -33,7 +33,7 @@ CASES = {
          [("Negated", True, "rule:neg.not")]),
     ],
     ("onnx", "Myopathy was ruled out in this patient taking atorvastatin 80 mg."): [
-        ("Adverse_event", "ruled",
+        ("Adverse_event", "taking",
          [("Effect", "Myopathy"), ("Subject", "this patient"), ("Treatment", "atorvastatin 80 mg")],
          [("Negated", True, "rule:neg.ruled_out")]),
     ],
@@ -65,19 +65,45 @@ def _event(text: str, trigger: str, roles: dict[str, str], *, negated: bool = Fa
                  arguments=tuple(Argument(role=r, span=span(s)) for r, s in roles.items()))
 
 
-def test_merge_joins_only_a_negated_effect_event_with_a_treatment_event() -> None:
+def test_merge_joins_an_effect_event_and_a_treatment_event() -> None:
     text = "He did not develop rash while receiving penicillin."
     a = _event(text, "develop", {"Subject": "He", "Effect": "rash"}, negated=True, score=0.9)
     b = _event(text, "receiving", {"Treatment": "penicillin"}, score=0.95, event_type="Potential_therapeutic_event")
     (merged,) = merge_split_events([a, b])
-    assert merged.trigger.text == "develop" and merged.score == 0.9
-    assert merged.event_type == "Potential_therapeutic_event"  # the more probable trigger's type
+    # trigger, score and type of the more probable trigger; the Effect event's attributes
+    assert (merged.trigger.text, merged.score, merged.event_type) == ("receiving", 0.95, "Potential_therapeutic_event")
     assert [(x.role, x.span.text) for x in merged.arguments] == [
         ("Subject", "He"), ("Effect", "rash"), ("Treatment", "penicillin"),
     ]
     assert merged.attributes == a.attributes
-    plain = _event(text, "develop", {"Subject": "He", "Effect": "rash"})
-    assert merge_split_events([plain, b]) == [plain, b]  # not negated: two events stay two
+    plain = _event(text, "develop", {"Subject": "He", "Effect": "rash"}, score=0.9)
+    (joined,) = merge_split_events([plain, _event(text, "receiving", {"Treatment": "penicillin"}, score=0.5)])
+    assert (joined.trigger.text, joined.attributes) == ("develop", ())
+    negated_drug = _event(text, "receiving", {"Treatment": "penicillin"}, negated=True)
+    assert merge_split_events([plain, negated_drug]) == [plain, negated_drug]  # only the drug's is negated
     c = _event(text, "receiving", {"Treatment": "penicillin", "Effect": "rash"})
     assert merge_split_events([a, c]) == [a, c]  # the second already has an Effect
     assert merge_split_events([a, b, c]) == [a, b, c]  # three events: left alone
+
+
+ROUND2 = {  # QA round 2 (stop 18): absent effects and hedges, default (onnx) model
+    "The patient received vancomycin without nephrotoxicity.": ("Negated", "rule:neg.without", "without"),
+    "Absence of QT prolongation was confirmed during methadone maintenance.": (
+        "Negated", "rule:neg.absence_of", "Absence of"),
+    "Agranulocytosis was excluded in this patient on clozapine.": ("Negated", "rule:neg.excluded", "was excluded"),
+    "Hepatotoxicity induced by isoniazid cannot be excluded.": (
+        "Speculated", "rule:spec.not_ruled_out", "cannot be excluded"),
+}
+
+
+@pytest.mark.parametrize("text", list(ROUND2))
+def test_absent_or_hedged_effects(text: str) -> None:
+    (ev,) = extract(text)
+    assert ev.event_type == "Adverse_event" and ev.main("Effect") and ev.main("Treatment")
+    assert [(a.name, a.source, a.cue.text) for a in ev.attributes] == [ROUND2[text]]
+
+
+def test_without_inside_an_effect_is_about_part_of_it() -> None:
+    (ev,) = extract("A patient developed skin pigmentation without respiratory symptoms while taking sulfasalazine.")
+    assert [a.span.text for a in ev.main("Effect")] == ["skin pigmentation without respiratory symptoms"]
+    assert ev.attributes == ()

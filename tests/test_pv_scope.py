@@ -470,7 +470,9 @@ def test_rules_on_phee_train_gold_events(shared_data: Path) -> None:
     assert f["attributes.Negated.em_f1"] > 0.6
 
 
-def test_pseudo_negation_does_not_rule_out() -> None:
+def test_does_not_rule_out_is_a_hedge_not_a_negation() -> None:
+    """PHEE dev annotates this sentence Speculated with the cue "does not rule out" (NegEx
+    calls it a pseudo-negation: it never negates the event)."""
     t = "Previous successful treatment with one ACE inhibitor does not rule out the vasculitis caused by the drug."
     k, e = t.index("caused"), t.index("the vasculitis")
     ev = Event(
@@ -478,7 +480,10 @@ def test_pseudo_negation_does_not_rule_out() -> None:
         trigger=Span.from_offsets(t, (k, k + 6)),
         arguments=(Argument(role="Effect", span=Span.from_offsets(t, (e, e + 14))),),
     )
-    assert apply_attribute_scope(t, [ev])[0].attributes == ()
+    (att,) = apply_attribute_scope(t, [ev])[0].attributes
+    assert (att.name, att.value, att.cue.text, att.source) == (
+        "Speculated", True, "does not rule out", "rule:spec.not_ruled_out",
+    )
 
 
 def test_model_severity_value_of_a_known_word_comes_from_the_rules() -> None:

@@ -61,14 +61,17 @@ def test_shipped_transformer_dev_figures(model, shared_data) -> None:
     dev = read_phee_json(shared_data / "phee" / "json" / "dev.json")
     pred = model.predict([s.text for s in dev])
     flat = flatten(score(dev, [SentenceEvents(id=s.id, text=s.text, events=tuple(p)) for s, p in zip(dev, pred)]))
+    # stop 18: split events joined (pv.postprocess step 4) and the negation / hedge rules
+    # of the QA (without, free of, absence of, was excluded, cannot be excluded): before,
+    # 0.6895 / 0.6325 / 0.6940 / 0.5836 / 0.6250 / 0.5538 / 0.5779
     expected = {
-        "trigger.classification.f1": 0.6895,
-        "arguments.classification.main.em_f1": 0.6325,
-        "arguments.classification.sub.em_f1": 0.6940,
-        "attributes.Speculated.em_f1": 0.5836,
-        "attributes.Negated.em_f1": 0.6250,
+        "trigger.classification.f1": 0.6899,
+        "arguments.classification.main.em_f1": 0.6337,
+        "arguments.classification.sub.em_f1": 0.6958,
+        "attributes.Speculated.em_f1": 0.5816,
+        "attributes.Negated.em_f1": 0.6471,
         "attributes.Severity.em_f1": 0.5538,
-        "attributes.all.em_f1": 0.5779,
+        "attributes.all.em_f1": 0.5785,
     }
     # small tolerance for float differences between CPUs; a changed decision shows as ~0.001
     assert {k: round(flat[k], 4) for k in expected} == pytest.approx(expected, abs=2e-3)

@@ -501,6 +501,10 @@ def _run_context(pipe: _Pipeline, doc: Doc, events: Sequence[Event]) -> tuple[li
     return list(mods.values()), per_event
 
 
+#: Speculation rules whose phrase contains a negation word (NegEx pseudo-negations that
+#: clinex reads as hedges, resources/pv/attribute_rules.json).
+_HEDGES_WITH_NEGATION = frozenset({"spec.not_ruled_out"})
+
 #: Auxiliaries that may stand before a negation cue at the start of an Effect span that
 #: is a whole negated verb phrase ("did not develop any rash", "has never had seizures").
 _AUXILIARIES = frozenset(
@@ -605,6 +609,9 @@ def _decide(pipe: _Pipeline, text: str, events: Sequence[Event], doc: Doc | None
     mods, per_event = _run_context(pipe, doc, events)
     terminators = [m.tok for m in mods if m.direction == "TERMINATE"]
     pseudo = [m for m in mods if m.direction == "PSEUDO"]
+    # a hedge that holds a negation word ("does not rule out", "cannot be excluded") is a
+    # pseudo-negation too: the model's Negated cue inside it is not a negated event
+    pseudo += [m for m in mods if m.rule_id in _HEDGES_WITH_NEGATION]
     cues = [m for m in mods if m.category in rules.categories and m.direction not in ("TERMINATE", "PSEUDO")]
     sev_hits = [(r, (m.start(), m.end())) for r, rx in pipe.severity for m in rx.finditer(text)]
     sole_trust = {t.attribute for t in rules.model_trust if t.when == "sole_event"}
