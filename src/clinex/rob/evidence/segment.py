@@ -11,7 +11,8 @@ segments longer than ``max_chars`` at whitespace. Segments never cross a section
 heading (:func:`clinex.rob.sections.find_headings`) or a short sub-heading line
 ("Study design" alone on its line before a capitalised line) or a run-in label
 ("Background:" in a structured abstract), and the heading text itself is left
-out of every segment. Offsets are always into ``Document.text`` (half-open).
+out of every segment; a segment that is a bare heading line anyway (one at a page
+break: :func:`is_heading_line`) is dropped, except the first (the title). Offsets are always into ``Document.text`` (half-open).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import re
 
 from clinex.text import TRIAL_REPORT_RULES, Document, sentence_offsets
 
-__all__ = ["heading_ranges", "normalise", "segment_document"]
+__all__ = ["heading_ranges", "is_heading_line", "normalise", "segment_document"]
 
 
 def segment_document(document: Document, *, max_chars: int = 500) -> list[tuple[int, int]]:
@@ -54,13 +55,47 @@ def segment_document(document: Document, *, max_chars: int = 500) -> list[tuple[
             cur = max(cur, ge)
         if cur < end:
             out.extend(sentence_offsets(text, cur, end, **TRIAL_REPORT_RULES, max_chars=max_chars))
-    return out
+    # the first segment is the title ("A randomised trial of drug Y"), which may be short
+    return out[:1] + [(s, e) for s, e in out[1:] if not is_heading_line(text[s:e])]
+
+
+# A bare heading line: one to six words of letters (no digits, no sentence punctuation)
+# without an auxiliary verb ("Randomisation and allocation concealment", "Participants").
+_HEADING_LINE = re.compile(r"[A-Z][A-Za-z&/\-]*(?:[ \t]+[A-Za-z&/\-]+){0,5}[ \t]*:?")
+_AUXILIARY = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|did|do|does|will|would|could|can|may)\b", re.I)
+
+
+def is_heading_line(segment: str) -> bool:
+    """Whether a segment is a bare heading line, which is never evidence.
+
+    Parameters
+    ----------
+    segment : str
+        The segment's text (leading and trailing whitespace ignored).
+
+    Returns
+    -------
+    bool
+        True for one to six words of letters on one line, starting with a capital,
+        without digits, sentence punctuation or an auxiliary verb. A sub-heading that
+        :func:`heading_ranges` did not catch (one at a page break) is still no sentence.
+
+    References
+    ----------
+    CONSORT 2010 (Schulz et al., BMJ 2010;340:c332): sub-section headings
+    ("Randomisation", "Allocation concealment mechanism") are labels, not statements
+    about the trial; docs/rob.md: headings are never evidence (clinex's rule).
+    """
+    seg = segment.strip()
+    return bool(_HEADING_LINE.fullmatch(seg)) and not _AUXILIARY.search(seg)
 
 
 # A short capitalised line alone (at most 4 words, no sentence punctuation, not ending
-# in a function word), followed by a line starting with a capital: a sub-heading.
+# in a function word), followed by a line starting with a capital, also after blank
+# lines (PDF text: "Randomisation and allocation concealment\n\nThe randomisation ..."):
+# a sub-heading.
 _SUBHEADING = re.compile(
-    r"(?m)^[ \t]*(?P<h>[A-Z][A-Za-z/&\-]*(?:[ \t]+[A-Za-z/&\-]+){0,3})[ \t]*:?[ \t]*\n(?=[ \t]*[A-Z0-9])"
+    r"(?m)^[ \t]*(?P<h>[A-Z][A-Za-z/&\-]*(?:[ \t]+[A-Za-z/&\-]+){0,3})[ \t]*:?[ \t]*\n(?=(?:[ \t]*\n)*[ \t]*[A-Z0-9])"
 )
 _FUNCTION_WORDS = frozenset({
     "a", "an", "the", "and", "or", "of", "in", "on", "at", "to", "for", "by", "with",

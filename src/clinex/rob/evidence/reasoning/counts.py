@@ -91,6 +91,12 @@ _ANALYSED = [
                rf"followed up|evaluated|scanned|contacted)\b", re.I),
     re.compile(rf"\b{_NUM} (?:{_WHO} )?(?:had|provided|contributed|completed|returned|attended|underwent) (?:a |an |the |their )?(?:[\w\-]+ ){{0,3}}?"
                rf"(?:scans?|assessments?|data|measurements?|samples?|visits?|questionnaires?|follow[- ]?up|scores?|results?|evaluations?|interviews?)\b", re.I),
+    # any outcome measure as the subject ("Radiographs at 6 months were available for all 240
+    # randomised patients", "Data were complete for all 160 participants"), the people named
+    re.compile(rf"^(?!(?:[^.;]*?\b(?:medication|drugs?|treatments?|therap(?:y|ies)|devices?|rescue|interventions?|staff|beds?)\b)"
+               rf"[^.;]*?\b(?:were|was) (?:available|complete|obtained)\b)"
+               rf"[^.;]*?\b(?:were|was) (?:available|complete|obtained|collected|recorded) (?:for|from|in|on) "
+               rf"(?:all |each of the |the )?{_NUM} (?:randomi[sz]ed |enrolled |included |allocated )?{_WHO}\b", re.I),
 ]
 _LOST = re.compile(
     rf"\b{_NUM} {_GAP}(?:were |was |had been |had |have )?(?:lost to follow[- ]?up|withdr[ae]w\w*|dropped out|discontinued|"
@@ -104,6 +110,8 @@ _ARM = re.compile(
     rf"|\b{_NUM} (?:were )?(?:allocated |assigned |randomi[sz]ed )?to (?:the )?[\w\-]+(?: [\w\-]+)?(?= and\b|,|\)|;|\.|$)", re.I)
 # Sample-size and planning sentences ("Assuming a 20% drop-out rate, 100 randomised
 # participants were required") state no flow.
+# A negation right after an outcome-data verb ("had not returned", "were not assessed").
+_NOT_AFTER = re.compile(r"\s+(?:not|no|never)\b", re.I)
 _PLANNING = re.compile(r"\b(assum\w+|power|sample size|were (required|needed)|would be (required|needed)|"
                        r"to detect|anticipat\w+|expected (drop|attrition|loss))\b", re.I)
 _PCTS = re.compile(r"\b\d{1,6} \(\s*(\d+(?:\.\d+)?)\s*%\s*\)")
@@ -272,6 +280,8 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
         else:
             for pat in _ANALYSED:
                 m = pat.search(text)
+                if m and _NOT_AFTER.match(text, m.end()):
+                    continue  # "28 participants ... had not returned the questionnaire": missing, not analysed
                 if m:
                     total = _num(m)
                     if total is not None and total > 0:

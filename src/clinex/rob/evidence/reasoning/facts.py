@@ -212,6 +212,25 @@ _NEITHER = re.compile(r"^\W*(?:and )?(?:neither|nor)\b", re.I)
 _LEADING_SUBCLAUSE = re.compile(r"^\W*(?:although|though|while|whilst|whereas|because|since|as)\b[^,;]*,", re.I)
 
 
+# Where a negation's scope ends between a concept and a cue: ";", contrast words, a
+# subordinate clause ("because", "since", "as" as a conjunction, ", which" ...). "Patients
+# were aware of the allocated treatment, as no sham device was used": the "no" is about
+# the sham device (clinex's own rule, after ConText's scope termination: Harkema et al.,
+# J Biomed Inform 2009;42:839-51).
+_SCOPE_END = re.compile(
+    r";|\b(?:because|since|whereas|although|though|while|whilst|but|however|given that|so that)\b"
+    r"|,\s*(?:as|so|which|who|and)\b"
+    r"|(?<!such )(?<!as well )(?<!as far )\bas\b(?!\s+(?:to|well|far|much|many|such|a result|allocated|assigned|"
+    r"randomi[sz]ed|planned|intended|described|specified|required)\b)", re.I)
+
+
+def _scope_ended(text: str, concept_start: int, cue_start: int) -> bool:
+    """Whether a clause boundary (``_SCOPE_END``) stands between a concept starting at
+    ``concept_start`` and a negation cue starting at ``cue_start`` (either order)."""
+    a, b = sorted((concept_start, cue_start))
+    return bool(_SCOPE_END.search(text, a, b))
+
+
 def _clauses(text: str) -> list[tuple[int, int]]:
     """Clauses of a sentence: cut at ";", contrast words, and after a leading
     subordinate clause ("Although clinicians knew the allocation, the outcome ...")."""
@@ -354,8 +373,11 @@ def blinding_statements(data: ReasoningData, scope: AssertionScope,
                     out.extend(BlindingStatement(a, value, False, False, "ellipsis", s) for a in named)
                 continue
             for concept, b, e, a in here:
-                if a.negated and a.cue_start is not None and not cs <= a.cue_start < ce:
-                    a = AFFIRMED  # "Because ... not receiving messages, participants knew ...": another clause
+                if a.negated and a.cue_start is not None and (not cs <= a.cue_start < ce
+                                                               or _scope_ended(s.text, b, a.cue_start)):
+                    # "Because ... not receiving messages, participants knew ...", "were aware
+                    # of the allocated treatment, as no sham device was used": another clause
+                    a = AFFIRMED
                 if concept["id"] == "blinded" and not a.negated and s.text[b:e].lower().endswith("ing"):
                     continue  # the noun alone ("Randomisation and masking") states nothing
                 if _WHEN.search(s.text[max(0, b - 40):b]):

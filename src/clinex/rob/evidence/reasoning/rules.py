@@ -325,6 +325,9 @@ def deviation_none(ctx: Context, sq: str) -> Decision | None:
     return _d("N", "deviation_negated", g, weight=0.8) if g else None
 
 
+#: "no other / further deviations": the sentence reports that some occurred.
+_NO_OTHER = re.compile(r"\b(no|none|not any) (other|further|additional|more)\b", re.I)
+
 #: A negation right after a deviation statement ("... did not occur", "... were not observed").
 _NONE_AFTER = re.compile(r"\W*((in|among|by) [\w -]{1,30}?)?\b(did not|didn't|never|were not|was not) "
                          r"(occur|happen|arise|observed|seen|noted|identified|detected)\b", re.I)
@@ -345,6 +348,8 @@ def no_deviations_stated(ctx: Context, sq: str) -> Decision | None:
     or contamination the report describes elsewhere still decides Y.
     """
     f = ctx.first("deviation_intended", sq, affirmed=False)
+    if f is not None and _NO_OTHER.search(f.sentence.text[max(0, f.start - 20):f.start + 1]):
+        f = None  # "no other deviations from the intended interventions": some did occur
     if f is None:  # the negation after the match: "Deviations from ... did not occur."
         f = next((g for g in ctx.find("deviation_intended", sq)
                   if g.affirmed and _NONE_AFTER.match(g.sentence.text[g.end:])), None)
@@ -353,7 +358,8 @@ def no_deviations_stated(ctx: Context, sq: str) -> Decision | None:
 
 def deviation_affects(ctx: Context, sq: str) -> Decision | None:
     """2.4: "unlikely to have affected" PN, "could have affected" PY; deviations in the trial
-    context reported without either PY (guidance 2.4)."""
+    context reported without either PY (guidance 2.4), PN when the sentence counts them and
+    they are at most ``excluded_share`` of the smallest randomised arm."""
     f = ctx.first("deviation_no_effect", sq, affirmed=None)
     if f:
         return _d("PN", "deviation_unlikely_to_affect", f, weight=0.7)
@@ -361,19 +367,58 @@ def deviation_affects(ctx: Context, sq: str) -> Decision | None:
     if g:
         return _d("PY", "deviation_could_affect", g, weight=0.7)
     h = ctx.first("deviation", sq)
-    return _d("PY", "deviation_likely_affects", h, weight=0.55) if h else None
+    if h is None:
+        return None
+    n = _people_count(h.sentence.text)
+    arm = min(ctx.flow.randomised_arms) if ctx.flow.randomised_arms else None
+    if n and arm and n / arm <= ctx.data.thresholds["excluded_share"]:  # "No participants ...": no count
+        # "Three patients in the standard care group obtained a device privately" of 120 per
+        # arm: too few to affect the outcome (clinex's threshold, as for 2.7)
+        return _d("PN", "few_deviations", h, weight=0.55)
+    return _d("PY", "deviation_likely_affects", h, weight=0.55)
+
+
+_PEOPLE = re.compile(r"^\W*(\d{1,6}|[A-Za-z]+(?:-[a-z]+)?) (?:[\w-]+ ){0,2}?(?:patients?|participants?|subjects?|children|women|men|"
+                     r"infants|pupils|people)\b", re.I)
+
+
+def _people_count(text: str) -> int | None:
+    """The number of people a sentence starts with ("Three patients in the ... group ..."), else None."""
+    from clinex.rob.evidence.reasoning.counts import parse_number
+
+    m = _PEOPLE.match(text)
+    return parse_number(m.group(1)) if m else None
 
 
 def deviation_balance(ctx: Context, sq: str) -> Decision | None:
-    """2.5: deviations balanced between groups Y; in one group only, or unequal, N."""
+    """2.5 ("Were these deviations from intended intervention balanced between groups?"):
+    deviations balanced between groups Y; in one group only, unequal, or a balance
+    statement negated ("the deviations were not balanced between groups") N."""
+    balanced = ctx.data.patterns["deviation_balanced"]
     for f in ctx.find("deviation", sq):
         txt = f.sentence.text
         if ctx.data.patterns["deviation_unbalanced"].search(txt):
             return _d("N", "deviation_unbalanced", f, weight=0.7)
-        if ctx.data.patterns["deviation_balanced"].search(txt):
+        m = balanced.search(txt)
+        if m:
+            (a,) = ctx.scope.check(txt, [(m.start(), m.end())])
+            if a.negated:
+                return _d("N", "deviation_balance_negated", f, weight=0.7)
             return _d("Y", "deviation_balanced", f, weight=0.7)
     f = ctx.first("deviation_unbalanced", sq, affirmed=None)
-    return _d("N", "deviation_unbalanced", f, weight=0.6) if f else None
+    if f:
+        return _d("N", "deviation_unbalanced", f, weight=0.6)
+    # a balance statement of its own about the deviations ("These deviations were not
+    # balanced between the groups."), never one about baseline characteristics
+    for g in ctx.find("deviation_balanced", sq):
+        if _DEVIATION_WORD.search(g.sentence.text):
+            return _d("N" if g.assertion.negated else "Y",
+                      "deviation_balance_negated" if g.assertion.negated else "deviation_balanced", g, weight=0.6)
+    return None
+
+
+_DEVIATION_WORD = re.compile(r"\b(deviations?|crossovers?|cross(ed)?[- ]over|switch(es|ed|ing)|departures?|contamination)\b",
+                             re.I)
 
 
 def per_protocol_primary(ctx: Context, sq: str) -> Decision | None:
