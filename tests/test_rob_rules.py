@@ -706,3 +706,22 @@ def test_a_sub_heading_is_never_evidence(model) -> None:
     assert [is_heading_line(x) for x in ("Randomisation and allocation concealment", "Participants",
                                          "Participants were blinded", "Randomised (n=300)",
                                          "We tested drug Y.")] == [True, True, False, False, False]
+
+
+@pytest.mark.parametrize("sentence", [
+    "No participants, surgeons or outcome assessors were blinded.",
+    "None of the patients, physiotherapists or assessors were masked to allocation.",
+])
+def test_no_people_were_blinded_is_nobody_blinded(model, sentence: str) -> None:
+    """QA stop 18: "No participants ... were blinded" was read as everybody blinded."""
+    text = ("Participants were randomised by a computer-generated sequence. " + sentence
+            + " The primary outcome was mortality at 30 days.")
+    result, a = _assess(model, text)
+    assert [(q, a[q].response, _rule(a[q])) for q in ("2.1", "2.2", "4.3")] == [
+        ("2.1", "Y", "2.1/participants_aware"), ("2.2", "Y", "2.2/deliverers_aware"), ("4.3", "Y", "4.3/assessors_aware"),
+    ]
+    assert all(a[q].evidence[0].span.text == sentence for q in ("2.1", "2.2", "4.3"))
+    assert a["4.4"].response == "N"  # mortality: not influenced by knowledge of the intervention
+    # "no patient was excluded from the analysis" is not a statement about blinding
+    _, b = _assess(model, text.replace(sentence, "No patient was excluded from the analysis."))
+    assert b["2.1"].response == "NI"

@@ -209,6 +209,13 @@ _NEG_WORD = re.compile(r"\b(?:not|no|never|neither|nor)\b|n't\b", re.I)
 _NEITHER = re.compile(r"^\W*(?:and )?(?:neither|nor)\b", re.I)
 
 
+# A clause whose subject is headed by "no" / "none of the", up to the verb before a
+# blinding concept: "No participants, surgeons or outcome assessors were (blinded)".
+_NO_PEOPLE = re.compile(
+    r"\W*(?:no|none\s+of\s+the)\s+(?:[A-Za-z][\w-]*(?:\s*,\s*|\s+(?:or|and|nor)\s+|\s+)){1,10}?"
+    r"(?:were|was|had\s+been|have\s+been|has\s+been)\s+(?:\w+ly\s+)?", re.I)
+
+
 _LEADING_SUBCLAUSE = re.compile(r"^\W*(?:although|though|while|whilst|whereas|because|since|as)\b[^,;]*,", re.I)
 
 
@@ -373,6 +380,10 @@ def blinding_statements(data: ReasoningData, scope: AssertionScope,
                     out.extend(BlindingStatement(a, value, False, False, "ellipsis", s) for a in named)
                 continue
             for concept, b, e, a in here:
+                if not a.negated and _NO_PEOPLE.fullmatch(s.text, cs, b):
+                    # "No participants, surgeons or outcome assessors were blinded": "no"
+                    # heads the subject, beyond ConText's window for "no"
+                    a = Assertion(negated=True, hedged=a.hedged, cue="no_people", cue_start=cs)
                 if a.negated and a.cue_start is not None and (not cs <= a.cue_start < ce
                                                                or _scope_ended(s.text, b, a.cue_start)):
                     # "Because ... not receiving messages, participants knew ...", "were aware
