@@ -725,3 +725,113 @@ def test_no_people_were_blinded_is_nobody_blinded(model, sentence: str) -> None:
     # "no patient was excluded from the analysis" is not a statement about blinding
     _, b = _assess(model, text.replace(sentence, "No patient was excluded from the analysis."))
     assert b["2.1"].response == "NI"
+
+
+# ---------------------------------------------------------------- QA 2 (2026-12-01): reports 04 and 08
+
+
+REGISTERED_ODI = ("The trial was registered (ISRCTN77311942); the registered primary outcome was disability on the "
+                  "Oswestry Disability Index at 12 months.")
+PRIMARY_PAIN = ("The primary outcome was pain intensity at 6 months, rated by the participants on a 0-10 numerical "
+                "rating scale.")
+
+
+def test_primary_outcome_other_than_the_registered_one_is_yes_for_5_2(model) -> None:
+    # QA report 04: 5.1 PY registered / 5.2 N as_prespecified -> D5 Some concerns; the key is 5.2 Y, D5 High
+    text = f"Methods\n{REGISTERED_ODI} {PRIMARY_PAIN}\n"
+    result, a = _assess(model, text)
+    assert (a["5.1"].response, _rule(a["5.1"])) == ("PY", "5.1/registered")
+    assert (a["5.2"].response, _rule(a["5.2"])) == ("Y", "5.2/outcome_switched_from_registered")
+    start = 8 + len(REGISTERED_ODI) + 1
+    assert [(e.span.start, e.span.text) for e in a["5.2"].evidence] == [(start, PRIMARY_PAIN), (8, REGISTERED_ODI)]
+    assert result.domains[4].risk == "High"
+
+
+def test_outcome_presented_as_primary_in_this_report_is_a_switch(model) -> None:
+    sentence = ("The trial was registered (ISRCTN77311942) with disability on the Oswestry Disability Index at "
+                "12 months as the primary outcome; in this report, pain at 6 months is presented as the primary outcome.")
+    _, a = _assess(model, sentence)
+    assert (a["5.2"].response, _rule(a["5.2"])) == ("Y", "5.2/outcome_switched_from_registered")
+    assert [(e.span.start, e.span.end) for e in a["5.2"].evidence] == [(0, len(sentence))]
+
+
+@pytest.mark.parametrize(
+    ("registered", "reported", "response", "rule"),
+    [
+        # the same measure at another time point
+        ("pain at 12 months", "The primary outcome was pain at 6 months.", "Y", "outcome_switched_from_registered"),
+        # same measure and time point (26 weeks = 6 months within 10%): supports N
+        ("pain at 6 months", "The primary outcome was pain intensity at 26 weeks.", "N", "reported_as_registered"),
+        # conservative: an abbreviation may stand for the other words ("PONV"), so not a switch
+        ("PONV within 24 hours", "The primary outcome was any nausea or vomiting within 24 hours.",
+         "N", "as_prespecified"),
+        # one of two registered time points: neither the same nor clearly different
+        ("pain at 3 and 6 months", "The primary outcome was pain at 3 months.", "N", "as_prespecified"),
+    ],
+)
+def test_registered_and_reported_primary_outcomes_are_compared(model, registered: str, reported: str,
+                                                              response: str, rule: str) -> None:
+    reg = f"The trial was registered (ISRCTN77311942); the registered primary outcome was {registered}."
+    _, a = _assess(model, f"Methods\n{reg} {reported}\n")
+    assert (a["5.2"].response, _rule(a["5.2"])) == (response, f"5.2/{rule}")
+    first = reported if rule != "as_prespecified" else reg
+    assert a["5.2"].evidence[0].span.text == first
+
+
+def test_time_points_and_outcome_comparison() -> None:
+    from clinex.rob.evidence.reasoning.rules import _compare_outcomes, _time_points
+
+    assert _time_points("pain at 3 and 6 months") == {91.3, 182.6}
+    assert _time_points("PONV within 24 hours") == {1.0}
+    assert _time_points("30-day mortality") == {30.0}
+    assert _time_points("HbA1c at week 26") == {182.0}
+    assert _time_points("a 0-10 numerical rating scale") == set()
+    assert _compare_outcomes("disability on the Oswestry Disability Index at 12 months",
+                             "pain intensity at 6 months on a 0-10 numerical rating scale") == "different"
+    assert _compare_outcomes("disability on the Oswestry Disability Index", "pain intensity") == "different"
+    assert _compare_outcomes("PONV within 24 hours", "any nausea or vomiting within 24 hours") is None
+    assert _compare_outcomes("pain at 6 months", "pain intensity at 26 weeks") == "same"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "rule"),
+    [
+        ("The allocation list was posted on the wall and could be seen by the anaesthetists who recruited patients.",
+         "concealment_inadequate"),
+        ("Patients were allocated using an open list of random numbers.", "concealment_inadequate"),
+        ("The schedule was kept open at the nurses' station.", "concealment_inadequate"),
+        ("The allocation schedule was not concealed from the recruiting anaesthetists.",
+         "concealment_statement_negated"),
+    ],
+)
+def test_open_allocation_list_is_no_for_1_2(model, sentence: str, rule: str) -> None:
+    # QA report 08 and its variants: an open list / schedule visible to recruiters gave 1.2 NI
+    seq = "A randomisation list was prepared by a statistician using a table of random numbers."
+    text = f"Methods\n{seq} {sentence} Baseline characteristics were similar between the groups.\n"
+    result, a = _assess(model, text)
+    assert (a["1.2"].response, _rule(a["1.2"])) == ("N", f"1.2/{rule}")
+    ev = a["1.2"].evidence[0].span
+    assert (ev.start, ev.text) == (8 + len(seq) + 1, sentence)
+    assert (a["1.1"].response, a["1.3"].response) == ("Y", "N")
+    assert result.domains[0].risk == "High"
+
+
+def test_concealed_schedule_is_not_an_open_list(model) -> None:
+    sentence = "The allocation schedule was concealed from the recruiting anaesthetists."
+    _, a = _assess(model, sentence)
+    assert (a["1.2"].response, _rule(a["1.2"])) == ("NI", "1.2/concealment_statement_without_method")
+    _, b = _assess(model, "The allocation list could not be seen by the anaesthetists who recruited patients.")
+    assert b["1.2"].response == "NI"
+
+
+def test_a_description_of_usual_care_is_not_a_deviation_statement(model) -> None:
+    # QA report 04: read as "no deviations" (cues.v1:2.3/dev_usualcare, 2.3 PN)
+    usual = "The usual care group continued with the care provided by their general practitioner."
+    _, a = _assess(model, f"This was an open-label trial. {usual}")
+    assert a["2.1"].response == "Y"  # 2.3 is asked
+    assert (a["2.3"].response, a["2.3"].evidence) == ("NI", ())
+    # a statement that the comparator group did not get the intervention is one (dev report 65)
+    none = "No patient in the usual-care group was visited by a trial nurse."
+    _, b = _assess(model, f"This was an open-label trial. {usual} {none}")
+    assert (b["2.3"].response, _rule(b["2.3"])) == ("N", "2.3/received_as_allocated")
+    assert b["2.3"].evidence[0].span.text == none

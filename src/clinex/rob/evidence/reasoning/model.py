@@ -63,6 +63,18 @@ _BLINDING_WORD = re.compile(
     r"matching|indistinguishable|look-?alike|sham|placebo[- ]controlled|open[- ]label|double[- ]dummy)\b", re.I)
 
 
+#: A word about deviating from, or keeping to, the allocated intervention, or a negation ("no
+#: usual-care patient received the structured protocol"). A cue vote for 2.3 must come from a
+#: sentence with one: "The usual care group continued with the care provided by their general
+#: practitioner." describes the comparator, not a deviation (RoB 2 guidance 2.3 asks about
+#: deviations arising from the trial context; QA report 04; clinex's own choice of words).
+_DEVIATION_WORD = re.compile(
+    r"\b(deviat\w*|cross(ed|es|ing)?[- ]?over\w*|switch\w*|contaminat\w*|adheren\w*|non-?adheren\w*|complian\w*|"
+    r"non-?complian\w*|attendance|attended|retention|protocol|departures?|co-?interventions?|as (allocated|assigned|randomi[sz]ed)|"
+    r"outside the (trial|study)|privately|other (group|arm|intervention|treatment)|instead|"
+    r"no|not|none|never|nobody|neither|nor|without|cannot|could not)\b", re.I)
+
+
 _SPACE = re.compile(r"\s+")
 # A run-in label just before a segment (structured abstracts, CONSORT sub-headings).
 _RUN_IN = re.compile(r"(?:^|[\n.])\s*([A-Z][A-Za-z /-]{2,40}):\s*$")
@@ -226,6 +238,8 @@ class RulesEvidenceModel:
             flow_words = ctx.data.patterns["participant_flow"]  # losses are never blinding evidence
             votes = [v for v in votes if not flow_words.search(v[0].text) and (
                 v[0].index in about or (v[0].index not in anyone and _BLINDING_WORD.search(v[0].text)))]
+        if sq == "2.3":
+            votes = [v for v in votes if _DEVIATION_WORD.search(v[0].text)]
         if d is None:
             if not votes:
                 return SQAnswer(sq=sq, response="NI", confidence=0.5)
