@@ -81,6 +81,14 @@ KNOWN_DISAGREEMENTS = {
     ("94_lns_child_growth", "4.5"): "PY where the key has NA (follows from 4.3)",
     ("95_cbt_app_depression", "2.3"): "NI: 'so they could not use it before then' is not read as no deviation",
     ("95_cbt_app_depression", "3.4"): "NI: reasons not collected for some; the key reads the stated reasons",
+    ("98_hip_arthroscopy_pain", "2.5"): "NI: 'no patient allocated to surgery crossed over' is not read for 2.5",
+    ("99_early_mobilisation_alternation", "5.1"): "N: 'not registered and no protocol was published' read as no "
+                                                  "plan; the key says NI (a convention difference)",
+    ("100_exercise_back_pain_dob", "5.1"): "PY: registered; the switch from the registered outcome is seen for 5.2 only",
+    ("100_exercise_back_pain_dob", "5.3"): "NI: no single analysis named; the key says PN",
+    ("101_glucolin_hba1c_mitt", "3.3"): "PN: 'withdrew consent, moved away or were lost to follow-up' read as unrelated "
+                                        "reasons; the key says PY (22 vs 13 missing per arm)",
+    ("101_glucolin_hba1c_mitt", "3.4"): "NA where the key has PN (follows from 3.3)",
 }
 
 
@@ -89,7 +97,7 @@ KNOWN_DOMAIN_DISAGREEMENTS = {
     ("38_liposomal_tap_block", "D2"), ("38_liposomal_tap_block", "D3"),
     ("39_chlorhexidine_varnish_caries", "D1"), ("72_tranexamic_dental", "D2"), ("75_fractional_laser_acne_scars", "D5"),
     ("83_appendicitis_antibiotics", "D2"), ("88_ranitidine_nsaid_1994", "D2"), ("92_oral_care_stroke_nursing", "D2"),
-    ("94_lns_child_growth", "D4"), ("95_cbt_app_depression", "D2"),
+    ("94_lns_child_growth", "D4"), ("95_cbt_app_depression", "D2"), ("101_glucolin_hba1c_mitt", "D3"),
 }
 
 
