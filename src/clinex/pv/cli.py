@@ -22,6 +22,7 @@ from clinex.pv.models import model_names as _model_names  # noqa: E402
 
 _MODEL_CHOICES = " | ".join(_model_names())  # help texts: the registry's names
 _KIND_CHOICES = " | ".join(_MODEL_REGISTRY)
+_TRAINABLE = " | ".join(k for k, v in _MODEL_REGISTRY.items() if v.trainable)
 
 
 def _pct(value: float | None) -> str:
@@ -411,7 +412,7 @@ def train_cmd(
     out: _Path = typer.Option(..., "--out", help="Model folder to write."),
     kind: str = typer.Option(
         "crf", "--model",
-        help="crf | transformer (train it, then `clinex pv export-onnx` to run it without torch).",
+        help=f"{_TRAINABLE} (a transformer then runs without torch after `clinex pv export-onnx`).",
     ),
     encoder: str = typer.Option(None, "--encoder", help="Transformer only: 'minilm' or a local Hugging Face folder."),
     c1: float = typer.Option(None, "--c1", help="CRF only: L1 coefficient (default 0)."),

@@ -64,6 +64,9 @@ class ModelKind:
         One line for help texts.
     shipped : str or None
         Folder under ``clinex/resources/models`` holding the shipped model, if any.
+    trainable : bool
+        Listed by ``clinex pv train --model`` (False: the ``onnx`` kind is made by
+        ``clinex pv export-onnx`` from a trained transformer; ``llm`` is not trained).
     trainer_module : str or None
         Module holding the training function when it is not ``module`` (the ``onnx``
         kind trains a transformer with torch and exports it, so its trainer lives in
@@ -78,6 +81,7 @@ class ModelKind:
     description: str
     shipped: str | None = None
     trainer_module: str | None = None
+    trainable: bool = True
 
     def loader(self) -> Any:
         """The kind's model class (its ``load(path)`` reads a model folder)."""
@@ -96,11 +100,12 @@ REGISTRY: dict[str, ModelKind] = {
     "onnx": ModelKind(
         "onnx", "clinex.pv.models.onnx", "OnnxExtractor", "train_onnx", "clinex.pv.onnx.v1",
         "the transformer exported to ONNX, run by onnxruntime without torch (the default)", shipped="pv_onnx",
-        trainer_module="clinex.pv.models.transformer.export",
+        trainer_module="clinex.pv.models.transformer.export", trainable=False,
     ),
     "llm": ModelKind(
         "llm", "clinex.pv.models.llm", "LLMExtractor", "train_llm", "clinex.pv.llm.v1",
         "an LLM on an OpenAI-compatible server (CLINEX_LLM_* / --llm-*; docs/llm.md); never auto",
+        trainable=False,
     ),
 }
 """The one list of PHEE model kinds: kind name -> :class:`ModelKind`. Adding a kind here
