@@ -54,6 +54,9 @@ CASES = [
     ("Takes aspirin 325 mg occasionally for back pain.", "ASP-FOR-MI", "not met"),
     ("PMH: Proteinuria attributed to IgA nephropathy.", "MAJOR-DIABETES", "not met"),
     ("PMH: Proteinuria due to biopsy-proven FSGS, not diabetic.", "MAJOR-DIABETES", "not met"),
+    ("Medications: clopidogrel 75 mg daily (aspirin switched to clopidogrel due to GI upset).", "ASP-FOR-MI", "not met"),
+    ("A/P: aspirin 81 mg daily for CAD prevention (statin and beta blocker intolerant).", "ASP-FOR-MI", "met"),
+    ("A/P: stopped aspirin, intolerant of aspirin (GI bleed).", "ASP-FOR-MI", "not met"),
 ]
 
 
@@ -71,10 +74,7 @@ QA_PATIENTS = Path(__file__).parent / "data" / "cohort_qa18"
 
 #: Where the rules disagree with the recruiter's gold, and why (a fix or a new error fails the test).
 KNOWN = {
-    ("107", "ASP-FOR-MI"): "not met: 'medical management with aspirin only (statin and beta blocker intolerant)' — "
-                           "the intolerance is read as about aspirin",
     ("202", "ENGLISH"): "not met: 'Portuguese-speaking; he is fluent in English' — the ';' cuts the clause",
-    ("203", "ASP-FOR-MI"): "met: 'aspirin switched to clopidogrel due to GI upset' is read as taking aspirin",
 }
 
 
