@@ -80,7 +80,7 @@ KNOWN = {
 
 def test_recruiter_patients_match_their_gold_except_the_known() -> None:
     files = sorted(QA_PATIENTS.glob("*.xml"))
-    assert len(files) == 16
+    assert len(files) == 28
     wrong, n = set(), 0
     for f in files:
         patient = read_patient(f)
@@ -89,5 +89,17 @@ def test_recruiter_patients_match_their_gold_except_the_known() -> None:
             n += 1
             if decisions[criterion].label != gold:
                 wrong.add((f.stem, criterion))
-    assert n == 16 * 13
+    assert n == 28 * 13
     assert wrong == set(KNOWN)
+
+
+def test_a_copied_forward_med_list_is_dated_by_its_own_record(tmp_path: Path) -> None:
+    """QA stop 18: "Meds (copied from prior): ... fish oil" in today's note was dated to the
+    earlier note (192 days before), so DIETSUPP-2MOS was not met."""
+    text = TEMPLATE.replace("Medications: metformin 1000 mg BID.", "Meds: metformin 1000 mg BID, fish oil 1 g bid.")
+    text = text.replace("{line}", "Meds (copied from prior): metformin 1000 mg BID, fish oil 1 g bid.")
+    src = tmp_path / "p.xml"
+    src.write_text(text, "utf-8")
+    decision = screen(read_patient(src))["DIETSUPP-2MOS"]
+    assert decision.label == "met"
+    assert [str(e.record_date) for e in decision.evidence][:1] == ["2080-06-01"]

@@ -69,6 +69,21 @@ _WORD = re.compile(r"[a-z0-9]+")
 _CONT = re.compile(r"(?:[ \t]+(?![-*•]|\d{1,2}[.)])\S|[a-z])")
 
 
+#: Characters before a mention searched for a history word ("s/p recent MI", "history of
+#: DKA"): the words must qualify the mention itself, not a heading elsewhere in its
+#: sentence ("Meds (copied from prior): ... fish oil" is today's medication list; QA stop 18).
+_HISTORY_WINDOW = 40
+
+
+def _refers_back(m: "Mention") -> bool:
+    """Whether a history word stands just before mention ``m`` in its sentence, with no
+    colon between (a colon ends a heading: "Meds (unchanged from prior): aspirin")."""
+    lo = max(0, m.start - m.sent_start - _HISTORY_WINDOW)
+    before = m.sentence[lo : m.start - m.sent_start]
+    before = before.rsplit(":", 1)[-1]
+    return bool(_HISTORY_WORDS.search(before + " " + m.sentence[m.start - m.sent_start : m.end - m.sent_start]))
+
+
 def _value_sentence(text: str, rec_start: int, rec_end: int, start: int, end: int) -> tuple[int, int]:
     """The sentence of a lab value ``text[start:end]`` (name to value): its line cut by
     the one splitter's clinical-note rules (:data:`clinex.text.CLINICAL_NOTE_RULES`), so
@@ -524,7 +539,7 @@ class ScreeningEngine:
             return ms
         out = []
         for m in ms:
-            if m.dated == "record" and _HISTORY_WORDS.search(m.sentence):
+            if m.dated == "record" and _refers_back(m):
                 earlier = [r for r in affirmed if r < m.record]
                 if earlier:
                     m = dataclasses.replace(m, event_date=affirmed[max(earlier)], dated="inherited")
