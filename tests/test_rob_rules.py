@@ -843,3 +843,114 @@ def test_a_description_of_usual_care_is_not_a_deviation_statement(model) -> None
     _, b = _assess(model, f"This was an open-label trial. {usual} {none}")
     assert (b["2.3"].response, _rule(b["2.3"])) == ("N", "2.3/received_as_allocated")
     assert b["2.3"].evidence[0].span.text == none
+
+
+# ---------------------------------------------------------------- QA3 (2026-12-01)
+
+
+@pytest.mark.parametrize(
+    ("rand", "avail"),
+    [
+        # QA3 report 02: "complete for N (x%) and M (y%) participants" and a bare "1800 randomised"
+        ("Between 2019 and 2021, 2104 patients were screened and 1800 randomised (900 per group).",
+         "Vital status and endpoint data were complete for 886 (98.4%) and 889 (98.8%) participants."),
+        # QA3 report 06: arms in brackets after "allocated"; a measure "available for 79 and 80"
+        ("184 assessed; 160 allocated (80 TXA, 80 placebo).", "Day-3 haemoglobin available for 79 and 80."),
+        # QA3 report 08: "All had ... data" after the randomised number
+        ("Of 388 screened, 240 were randomised (120 per arm).", "All had 3-month mRS data."),
+    ],
+)
+def test_complete_outcome_data_statements_are_yes_for_3_1(model, rand: str, avail: str) -> None:
+    result, a = _assess(model, f"Results\n{rand} {avail}\n")
+    assert (a["3.1"].response, _rule(a["3.1"])) == ("Y", "3.1/outcome_data_95pct")
+    assert [(e.span.start, e.span.text) for e in a["3.1"].evidence] == [(8, rand), (8 + len(rand) + 1, avail)]
+    assert result.domains[2].risk == "Low"
+
+
+def test_complete_outcome_data_counts() -> None:
+    (r,) = find_counts("184 assessed; 160 allocated (80 TXA, 80 placebo).")
+    assert (r.kind, r.total, r.per_arm) == ("randomised", 160, (80, 80))
+    (c,) = find_counts("Vital status and endpoint data were complete for 886 (98.4%) and 889 (98.8%) participants.")
+    assert (c.kind, c.total, c.per_arm, c.percents) == ("outcome", 1775, (886, 889), (98.4, 98.8))
+    (c,) = find_counts("Day-3 haemoglobin available for 79 and 80.")
+    assert (c.kind, c.total, c.per_arm) == ("outcome", 159, (79, 80))
+    # other things available for two numbers are no outcome data
+    assert find_counts("Rescue medication available for 79 and 80.") == []
+    # per-protocol exclusions of participants whose outcome data exist are not missing data
+    texts = ["Of 388 screened, 240 were randomised (120 per arm).", "All had 3-month mRS data.",
+             "The per-protocol population excluded 14 non-adherent participants, all in the intervention group, "
+             "plus 6 control patients who were mobilised early in error; 106 and 114 were analysed."]
+    f = flow([c for i, t in enumerate(texts) for c in find_counts(t, offset=100 * i)])
+    assert (f.randomised, f.outcome, f.outcome_arms, f.analysed) == (240, 240, (120, 120), 220)
+
+
+def test_blinded_independent_assessor_wins_over_unblinded_surgeons(model) -> None:
+    # QA3 report 01: 4.3 PY (carers_aware_no_assessor_named) from the surgeons' sentence
+    surgeons = "Operating surgeons could not be blinded."
+    assessor = ("Recurrence was assessed at 24 months by an independent surgeon who had not taken part in the "
+                "operations and was blinded to the allocated group.")
+    result, a = _assess(model, f"Methods\n{surgeons} {assessor}\n")
+    assert (a["4.3"].response, _rule(a["4.3"])) == ("N", "4.3/assessors_blinded")
+    assert [e.span.text for e in a["4.3"].evidence] == [assessor]
+    assert a["2.2"].response == "Y"  # the surgeons are still aware for domain 2
+
+
+def test_unlikely_influenced_by_knowledge_of_allocation_is_no_awareness(model) -> None:
+    # QA3 report 06: read as "assessors aware" (4.3 PY)
+    sentence = ("The outcome was computed from laboratory values and is unlikely to have been influenced by "
+                "knowledge of allocation.")
+    d, sc = load_reasoning_data(), default_scope()
+    assert blinding_statements(d, sc, [Sentence(0, 0, len(sentence), sentence, "discussion")]) == []
+    _, a = _assess(model, f"Double-blind trial. {sentence}")
+    assert (a["4.3"].response, _rule(a["4.3"])) == ("N", "4.3/assessors_blinded_implied")
+    assert [e.span.text for e in a["4.3"].evidence] == ["Double-blind trial."]
+
+
+@pytest.mark.parametrize("tail", ["larger than expected by chance (p=0.002 for NIHSS)",
+                                  "not compatible with chance (p=0.002 for NIHSS)"])
+def test_imbalance_beyond_chance_is_yes_for_1_3(model, tail: str) -> None:
+    # QA3 report 08: 1.3 PN (imbalance_compatible_with_chance)
+    sentence = f"This imbalance is {tail}."
+    _, a = _assess(model, f"Baseline characteristics differed: median NIHSS 8 vs 12. {sentence}")
+    assert (a["1.3"].response, _rule(a["1.3"])) == ("Y", "1.3/baseline_imbalance")
+    assert a["1.3"].evidence[0].span.text == sentence
+    _, b = _assess(model, "Baseline characteristics differed; the imbalance is compatible with chance.")
+    assert (b["1.3"].response, _rule(b["1.3"])) == ("PN", "1.3/imbalance_compatible_with_chance")
+
+
+def test_complete_case_exclusion_is_not_a_per_protocol_analysis(model) -> None:
+    # QA3 report 01: 2.6 N (per_protocol_analysis) and 2.7 Y
+    itt = ("Analyses were by intention to treat: participants were analysed in the group to which they "
+           "were randomised.")
+    cc = "Participants without a 24-month examination were not included in the primary analysis."
+    _, a = _assess(model, f"Methods\n{itt} {cc}\n")
+    assert (a["2.6"].response, _rule(a["2.6"])) == ("Y", "2.6/intention_to_treat")
+    assert a["2.6"].evidence[0].span.text == itt
+    assert a["2.7"].response == "NA"
+
+
+def test_one_of_three_co_primary_outcomes_reported_is_yes_for_5_2(model) -> None:
+    # QA3 report 05: 5.2 N (as_prespecified)
+    sentence = ("The protocol specified three co-primary outcomes (DMFS increment, DMFT increment and the "
+                "proportion of children with at least one new dentine lesion), of which one is reported here.")
+    result, a = _assess(model, f"The protocol was registered before enrolment. {sentence}")
+    assert (a["5.2"].response, _rule(a["5.2"])) == ("Y", "5.2/selective_outcome_reporting")
+    assert a["5.2"].evidence[0].span.text == sentence
+    assert result.domains[4].risk == "High"
+
+
+def test_automated_randomisation_line_is_yes_for_1_2(model) -> None:
+    # QA3 report 04: 1.2 NI
+    sentence = ("Ward research nurses telephoned the trials unit's automated randomisation line after the "
+                "patient had consented; the allocation was given only once the patient had been registered.")
+    _, a = _assess(model, f"Methods\nA computer-generated random sequence was used. {sentence}\n")
+    assert (a["1.2"].response, _rule(a["1.2"])) == ("Y", "1.2/concealment_adequate")
+    assert a["1.2"].evidence[0].span.text == sentence
+
+
+def test_waiting_list_without_access_is_no_deviation(model) -> None:
+    # QA3 report 03: 2.3 NI
+    sentence = "No participant in the waiting-list group obtained access to the app before week 10."
+    _, a = _assess(model, f"This was an open-label trial of an app versus waiting list. {sentence}")
+    assert (a["2.3"].response, _rule(a["2.3"])) == ("N", "2.3/received_as_allocated")
+    assert a["2.3"].evidence[0].span.text == sentence

@@ -55,7 +55,12 @@ _RANDOMISED = [
     re.compile(rf"\b(?:of|among|from) (?:the|all|these)? ?{_NUM} {_GAP}(?:randomi[sz]ed|randomly (?:assigned|allocated))\b", re.I),
     re.compile(rf"\brandomi[sz]ation of {_NUM}\b", re.I),
     re.compile(rf"\b{_NUM} (?:randomi[sz]ed|randomly assigned|randomly allocated) {_WHO}", re.I),
+    # a bare count with the arms in brackets ("1800 randomised (900 per group)", "160
+    # allocated (80 TXA, 80 placebo)": flow lines of a results section)
+    re.compile(rf"\b{_NUM} (?:randomi[sz]ed|allocated)(?= \(\s*\d)", re.I),
 ]
+# arms in brackets, number first: "(80 TXA, 80 placebo)"
+_BRACKET_ARMS = re.compile(r"^\s*\((\d{1,6}) [A-Za-z][\w-]*(?: [\w-]+)?, (\d{1,6}) [A-Za-z][\w-]*(?: [\w-]+)?\)")
 _ANALYSED_WORDS = re.compile(
     r"\b(analy[sz]ed|analy[sz]is|analyses|included|completed|provided|outcome data|followed[- ]up|follow[- ]up|"
     r"assessed|available|contributed|evaluable|finished|remained|obtained|population|leaving|result|results|"
@@ -83,7 +88,11 @@ _ANALYSED = [
                rf"which (?:therefore )?(?:included|comprised)|leaving|(?:confined|restricted|limited) to the) (?:all )?{_NUM}\b", re.I),
     re.compile(rf"\b(?:data|results?|scans?|samples?|measurements?|assessments?|scores?|questionnaires?|records?|"
                rf"information|status|values?|outcomes?)\b[^.;]{{0,40}}?"
-               rf"\b(?:were |was )?(?:available|obtained|collected|completed|returned|recorded) (?:for|from|in|on|by) (?:all )?{_NUM}\b", re.I),
+               rf"\b(?:were |was )?(?:available|complete|obtained|collected|completed|returned|recorded) (?:for|from|in|on|by) (?:all )?{_NUM}\b", re.I),
+    # an outcome measure without "data" but with one number per arm ("Day-3 haemoglobin
+    # available for 79 and 80"); the two-arm shape is what marks it as a flow statement
+    re.compile(rf"^(?![^.;]*?\b(?:medication|drugs?|treatments?|therap(?:y|ies)|devices?|rescue|interventions?|staff|beds?)\b)"
+               rf"[^.;]{{0,60}}?\b(?:were |was )?(?:available|complete|obtained) for {_NUM}(?= (?:and|vs\.?|versus) \d)", re.I),
     re.compile(rf"\b(?:completed|assessed|followed up|returned) by {_NUM}\b", re.I),
     re.compile(rf"\b(?:was|were) (?:thus |also |then )?(?:measured|assessed|recorded|obtained|available|known) (?:in|for|from|on) {_NUM}\b", re.I),
 
@@ -114,6 +123,12 @@ _ARM = re.compile(
 _NOT_AFTER = re.compile(r"\s+(?:not|no|never)\b", re.I)
 _PLANNING = re.compile(r"\b(assum\w+|power|sample size|were (required|needed)|would be (required|needed)|"
                        r"to detect|anticipat\w+|expected (drop|attrition|loss))\b", re.I)
+# "All had 3-month mRS data", "All participants provided primary outcome data": outcome
+# data for every randomised participant, without a number (own choice: the subject must be
+# a bare "all" or "all" + a people word, the object outcome data or an assessment).
+_ALL_HAD = re.compile(
+    rf"^\s*All(?: (?:the )?(?:randomi[sz]ed |enrolled )?{_WHO})? (?:had|provided|contributed|completed) "
+    r"(?:(?:the|their|a|an) )?(?:[\w\-]+ ){0,3}?(?:outcome )?(?:data|assessments?|follow[- ]?up|scans?|measurements?)\b", re.I)
 _PCTS = re.compile(r"\b\d{1,6} \(\s*(\d+(?:\.\d+)?)\s*%\s*\)")
 
 
@@ -231,6 +246,8 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
         Kinds ``randomised``, ``outcome`` (participants with outcome data),
         ``excluded`` (left out of the analysis: "38 participants ... excluded from the
         primary analysis"),
+        ``outcome_all`` (outcome data for every randomised participant, no number:
+        "All had 3-month mRS data"; :func:`flow` gives it the randomised number),
         ``analysis`` (participants in the analysis: "included in the analysis",
         "the per-protocol population comprised", "leaving 119") and ``lost``; at most
         one of each kind per sentence.
@@ -247,6 +264,9 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
             total = _num(m)
             if total is not None and total > 1:
                 arms = _arms(text[m.end():]) or _arms(text)
+                br = _BRACKET_ARMS.match(raw[raw.find(m.group(0)) + len(m.group(0)):]) if m.group(0) in raw else None
+                if not arms and br:
+                    arms = (int(br.group(1)), int(br.group(2)))
                 if arms and sum(arms) != total:
                     arms = ()
                 out.append(Count("randomised", total, arms, (), offset, end))
@@ -302,6 +322,8 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
                         ) else "outcome"
                         out.append(Count(kind, total, arms, (), offset, end, _pcts(raw) if total else ()))
                         break
+    if not any(c.kind in ("outcome", "analysis") for c in out) and _ALL_HAD.search(text):
+        out.append(Count("outcome_all", None, (), (), offset, end))
     ex = [v for v in (_num(m) for m in _EXCLUDED.finditer(text)) if v]
     if ex:
         out.append(Count("excluded", sum(ex), (), (), offset, end))
@@ -435,7 +457,9 @@ def flow(counts: Sequence[Count]) -> Flow:
     The randomised total is the first ``randomised`` statement. The outcome number is
     the largest ``outcome`` statement not above it ("a of b" pairs give per-arm numbers
     and, without a randomised statement, the randomised per arm), else the randomised
-    total minus every ``lost`` number, else the largest ``analysis`` statement. The
+    total minus every ``lost`` number, else the largest ``analysis`` statement; an
+    ``outcome_all`` statement after the randomised one counts as an ``outcome`` statement
+    of the randomised total and arms. The
     analysed number is the largest ``analysis`` statement (else randomised minus
     ``excluded``).
 
@@ -451,6 +475,10 @@ def flow(counts: Sequence[Count]) -> Flow:
     f = Flow()
     rand = [c for c in counts if c.kind == "randomised"]
     outc = [c for c in counts if c.kind == "outcome"]
+    if rand and rand[0].total:
+        # "All had 3-month mRS data": every randomised participant
+        outc += [Count("outcome", rand[0].total, rand[0].per_arm, (), c.start, c.end)
+                 for c in counts if c.kind == "outcome_all" and c.start > rand[0].start]
     anal = [c for c in counts if c.kind == "analysis"]
     lost = [c for c in counts if c.kind == "lost"]
     if rand:

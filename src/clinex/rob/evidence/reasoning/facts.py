@@ -264,6 +264,10 @@ _ASSESSING = re.compile(r"\b(measured|assessed|rated|scored|read|evaluated|judge
 _DELIVERING = re.compile(r"\b(deliver\w*|administer\w*|provid\w*|treat\w*|gave|applied|prescrib\w*|"
                          r"perform\w* the (intervention|procedure|operation)|operat\w*)\b", re.I)
 _GENERIC_DELIVERER = re.compile(r"^(staff|personnel|team)$", re.I)
+_ASSESSED_BY = re.compile(
+    r"\b(?:measured|assessed|rated|scored|evaluated|judged|graded|adjudicated|examined|"
+    r"(?:examinations?|assessments?|measurements?|evaluations?) (?:was|were) (?:done|performed|carried out|made|undertaken|conducted))"
+    r"\b[^.;,]{0,40}?\bby (?:an? |the |two |one )?(?:(?:independent|blinded|masked|separate|trained|experienced|senior|second|other)\s)*", re.I)
 
 
 def _actors_in(data: ReasoningData, text: str, at: int | None = None) -> list[str]:
@@ -273,6 +277,13 @@ def _actors_in(data: ReasoningData, text: str, at: int | None = None) -> list[st
     Generic "staff" in a clause about measuring an outcome ("measured ... by staff unaware
     of group allocation") are the assessors, not those delivering the intervention."""
     mentions = _actor_mentions(data, text)
+    # "assessed at 24 months by an independent surgeon who had not taken part in the
+    # operations": the clinician named as the agent of the assessment is an assessor
+    # (QA3 2026-12-01), whatever their profession
+    for m in _ASSESSED_BY.finditer(text):
+        mentions = [(b, e, "assessors") if a == "deliverers" and b == m.end() else (b, e, a)
+                    for b, e, a in mentions]
+    mentions = sorted(set(mentions))
     if _ASSESSING.search(text) and not _DELIVERING.search(text):
         mentions = [m for m in mentions
                     if not (m[2] == "deliverers" and _GENERIC_DELIVERER.match(text[m[0]:m[1]].split()[-1]))]

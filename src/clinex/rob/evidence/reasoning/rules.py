@@ -225,14 +225,18 @@ def concealment_partial(ctx: Context, sq: str) -> Decision | None:
 
 
 def baseline_imbalance(ctx: Context, sq: str) -> Decision | None:
-    """1.3 Y: an imbalance at baseline is stated; N when it is negated ("no imbalance")."""
+    """1.3 Y: an imbalance at baseline is stated; N when it is negated ("no imbalance");
+    PN when the report calls it compatible with chance, but Y again when it is "larger than
+    expected by chance" / "not compatible with chance" (guidance 1.3: imbalances beyond
+    chance suggest a problem with the randomisation; QA3 2026-12-01)."""
     f = ctx.first("baseline_imbalance", sq, affirmed=None)
     if f is None:
         return None
     if f.assertion.negated:
         return _d("N", "baseline_imbalance_negated", f, weight=0.75)
     if (ctx.data.patterns["baseline_by_chance"].search(f.sentence.text)
-            and not re.search(r"\bmore than (would be )?expected|\bbeyond\b|\bunlikely to be|\bnot (be )?(explained|attributable)",
+            and not re.search(r"\b(more|larger|greater|bigger) than (would be )?expected|\bbeyond\b|\bunlikely to be|"
+                              r"\bnot (be )?(explained|attributable|compatible|consistent)|\b(in|not )compatible with",
                               f.sentence.text, re.I)):
         return _d("PN", "imbalance_compatible_with_chance", f, weight=0.7)
     return _d("Y", "baseline_imbalance", f, weight=0.75, hedged=_hedged(f))
@@ -490,7 +494,8 @@ def exclusion_share(ctx: Context, sq: str) -> Decision | None:
     if share is None:
         return None
     limit = ctx.data.thresholds["excluded_share"]
-    why = next((f for f in ctx.find("per_protocol", sq) if f.affirmed), None)
+    why = next((f for f in ctx.find("per_protocol", sq)
+                if f.affirmed and not ctx.data.patterns["missing_not_pp"].search(f.sentence.text)), None)
     sents = ([why.sentence] if why else []) + [s for s in ctx.analysis_sentences if why is None or s is not why.sentence]
     if 1 - share > limit:
         return _d("Y", "substantial_exclusions", *sents, weight=0.75)
