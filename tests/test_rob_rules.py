@@ -89,6 +89,29 @@ KNOWN_DISAGREEMENTS = {
     ("101_glucolin_hba1c_mitt", "3.3"): "PN: 'withdrew consent, moved away or were lost to follow-up' read as unrelated "
                                         "reasons; the key says PY (22 vs 13 missing per arm)",
     ("101_glucolin_hba1c_mitt", "3.4"): "NA where the key has PN (follows from 3.3)",
+    ("105_hernia_mesh", "3.3"): "NI: 'most participants lost ... declined the follow-up examination' is not read as "
+                                "possibly related to the outcome; the key says PY",
+    ("105_hernia_mesh", "3.4"): "NI (follows from 3.3)",
+    ("106_probe_bp", "5.1"): "N: a retrospective registration read as no prespecified plan; the key says NI",
+    ("108_pressure_mattress", "3.1"): "Y: 'all 620 were analysed' with last observation carried forward is counted "
+                                      "as outcome data; the key says N (9-10% missing, imputed)",
+    ("108_pressure_mattress", "3.2"): "NA (follows from 3.1)",
+    ("108_pressure_mattress", "3.3"): "NA (follows from 3.1)",
+    ("108_pressure_mattress", "3.4"): "NA (follows from 3.1)",
+    ("108_pressure_mattress", "4.4"): "PN: ulcer grading that 'requires clinical judgement' is not classed as "
+                                      "subjective; the cited sentence is unrelated",
+    ("108_pressure_mattress", "4.5"): "NA where the key has PY (follows from 4.4)",
+    ("109_chx_varnish", "1.3"): "Y: 'recorded caries ... at baseline and 24 months' read as a baseline imbalance",
+    ("110_txa_knee", "1.3"): "NI: the baseline table sentence is not read as balance; the key says N",
+    ("111_mi_activity", "2.3"): "NI where the key has PN: nothing explicit about deviations (a convention difference)",
+    ("111_mi_activity", "3.2"): "Y: a multiple-imputation sensitivity analysis counts as evidence of no bias; the key "
+                                "says N (imputation under missing at random)",
+    ("111_mi_activity", "3.3"): "NA (follows from 3.2)",
+    ("111_mi_activity", "3.4"): "NA (follows from 3.2)",
+    ("111_mi_activity", "4.4"): "PY: the eligibility questionnaire is read as the outcome; the outcome is "
+                                "accelerometer-measured",
+    ("111_mi_activity", "4.5"): "PY where the key has NA (follows from 4.4)",
+    ("112_stroke_mobil", "2.3"): "NI where the key has PN: nothing explicit about deviations (a convention difference)",
 }
 
 
@@ -98,6 +121,8 @@ KNOWN_DOMAIN_DISAGREEMENTS = {
     ("39_chlorhexidine_varnish_caries", "D1"), ("72_tranexamic_dental", "D2"), ("75_fractional_laser_acne_scars", "D5"),
     ("83_appendicitis_antibiotics", "D2"), ("88_ranitidine_nsaid_1994", "D2"), ("92_oral_care_stroke_nursing", "D2"),
     ("94_lns_child_growth", "D4"), ("95_cbt_app_depression", "D2"), ("101_glucolin_hba1c_mitt", "D3"),
+    ("108_pressure_mattress", "D3"), ("108_pressure_mattress", "D4"), ("109_chx_varnish", "D1"),
+    ("111_mi_activity", "D2"), ("111_mi_activity", "D3"), ("111_mi_activity", "D4"),
 }
 
 
