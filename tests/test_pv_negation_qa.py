@@ -93,6 +93,10 @@ ROUND2 = {  # QA round 2 (stop 18): absent effects and hedges, default (onnx) mo
     "Agranulocytosis was excluded in this patient on clozapine.": ("Negated", "rule:neg.excluded", "was excluded"),
     "Hepatotoxicity induced by isoniazid cannot be excluded.": (
         "Speculated", "rule:spec.not_ruled_out", "cannot be excluded"),
+    # QA round 3: "absent", and a "without" that opens the Effect span
+    "Hypotension was absent during clonidine therapy.": ("Negated", "rule:neg.absent", "absent"),
+    "The pregnant woman was treated with nifedipine without fetal bradycardia or maternal hypotension.": (
+        "Negated", "rule:neg.without", "without"),
 }
 
 
@@ -107,3 +111,11 @@ def test_without_inside_an_effect_is_about_part_of_it() -> None:
     (ev,) = extract("A patient developed skin pigmentation without respiratory symptoms while taking sulfasalazine.")
     assert [a.span.text for a in ev.main("Effect")] == ["skin pigmentation without respiratory symptoms"]
     assert ev.attributes == ()
+
+
+def test_an_uneventful_course_is_no_event() -> None:
+    """QA round 3: "uneventful" was the Effect of a plain ADE of clozapine."""
+    assert extract("Rechallenge with clozapine was uneventful.") == []
+    assert extract("The postoperative course was uneventful after intravenous vancomycin.") == []
+    (ev,) = extract("Fatal agranulocytosis developed after clozapine.")
+    assert [a.span.text for a in ev.main("Effect")] == ["Fatal agranulocytosis"]

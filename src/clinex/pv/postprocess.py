@@ -14,7 +14,7 @@ A model kind produces, per sentence, its events and its own event probability
    (Sun et al., EMNLP 2022, appendix A), which is what a drug-safety reader needs
    to see, while the ADE corpus counts such sentences as holding no ADE;
 3. **no argument, no event**: an event with no argument, sub-argument or combination
-   is dropped; **no effect, no adverse event**: an Adverse_event with no Effect argument is kept
+   is dropped, and so is one whose only Effect says nothing happened ("uneventful"); **no effect, no adverse event**: an Adverse_event with no Effect argument is kept
    only if its trigger probability reaches the model's ``no_effect_min_prob``. In
    PHEE nearly every ADE names its effect (5 of 2,650 Adverse_events in train and 4
    of 889 in dev have no Effect), while a model's Effect-less ADE is typically a
@@ -39,6 +39,7 @@ A model kind produces, per sentence, its events and its own event probability
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -96,7 +97,8 @@ def finish(
     out = []
     for (kept, p), (evs, _) in zip(decided, scoped):
         kept = merge_split_events(kept if kept else [e for e in evs if is_negated(e)])
-        out.append(([e for e in kept if _has_arguments(e) and _has_outcome(e, no_effect_min_prob)], p))
+        out.append(([e for e in kept if _has_arguments(e) and _has_outcome(e, no_effect_min_prob)
+                     and not _only_non_effects(e)], p))
     return out
 
 
@@ -149,6 +151,17 @@ def merge_split_events(events: Sequence[Event]) -> list[Event]:
         "attributes": (*a.attributes, *(x for x in b.attributes if x.name not in names)),
     })
     return [merged]
+
+
+#: Words that say nothing happened; as an event's only Effect they are no effect at all
+#: ("Rechallenge with clozapine was uneventful": QA stop 18). Own choice; PHEE never
+#: annotates them as an Effect (0 in train and dev).
+_NON_EFFECTS = re.compile(r"(?:was |were )?(?:uneventful|unremarkable|well[- ]tolerated|tolerated well)", re.I)
+
+
+def _only_non_effects(event: Event) -> bool:
+    effects = event.main("Effect")
+    return bool(effects) and all(_NON_EFFECTS.fullmatch(a.span.text.strip()) for a in effects)
 
 
 def _has_arguments(event: Event) -> bool:

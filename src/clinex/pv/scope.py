@@ -527,6 +527,21 @@ def _negated_verb_phrase(doc: Doc, target: Any, mod: "_Mod") -> bool:
     return len(lead) > 0 and all(t.lower_ in _AUXILIARIES for t in lead)
 
 
+def _heads_effect(doc: Doc, mod: "_Mod", effects: list[tuple[int, int]]) -> bool:
+    """True for a negation cue that opens an Effect span, after auxiliaries at most
+    ("without fetal bradycardia", "did not develop any rash" tagged as the Effect):
+    ConText never lets a cue modify a target that contains it, but such an Effect is
+    the absent finding itself (QA stop 18)."""
+    if mod.category != "NEGATED_EXISTENCE":
+        return False
+    for start, end in effects:
+        if start <= mod.tok[0] and mod.tok[1] <= end:
+            lead = doc[start : mod.tok[0]]
+            if all(t.lower_ in _AUXILIARIES for t in lead):
+                return True
+    return False
+
+
 def _distance(a: tuple[int, int], b: tuple[int, int]) -> int:
     if a[1] <= b[0]:
         return b[0] - a[1]
@@ -649,7 +664,8 @@ def _decide(pipe: _Pipeline, text: str, events: Sequence[Event], doc: Doc | None
                 m
                 for m in cues
                 if rules.categories[m.category] == name
-                and (m.targets & targets or any(m.tok[0] < t[1] and t[0] < m.tok[1] for t in trig))
+                and (m.targets & targets or any(m.tok[0] < t[1] and t[0] < m.tok[1] for t in trig)
+                     or _heads_effect(doc, m, eff))
             ]
             if governing:
                 m = min(governing, key=lambda m: (_distance(m.tok, anchor), m.tok[0]))
