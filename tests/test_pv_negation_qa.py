@@ -119,3 +119,11 @@ def test_an_uneventful_course_is_no_event() -> None:
     assert extract("The postoperative course was uneventful after intravenous vancomycin.") == []
     (ev,) = extract("Fatal agranulocytosis developed after clozapine.")
     assert [a.span.text for a in ev.main("Effect")] == ["Fatal agranulocytosis"]
+
+
+def test_a_fatal_case_of_a_drug_induced_effect_is_severe() -> None:
+    """QA round 3: 'a fatal case of' + 'X-induced' together (sev.link.case_of_induced)."""
+    (ev,) = extract("A fatal case of ceftriaxone-induced immune hemolytic anemia in a child.")
+    assert [(a.name, a.value, a.source, a.cue.text) for a in ev.attributes] == [
+        ("Severity", "High", "rule:sev.fatal", "fatal"),
+    ]
