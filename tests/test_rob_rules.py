@@ -979,3 +979,129 @@ def test_waiting_list_without_access_is_no_deviation(model) -> None:
     _, a = _assess(model, f"This was an open-label trial of an app versus waiting list. {sentence}")
     assert (a["2.3"].response, _rule(a["2.3"])) == ("N", "2.3/received_as_allocated")
     assert a["2.3"].evidence[0].span.text == sentence
+
+
+# ---------------------------------------------------------------- QA4 (2026-12-01)
+
+
+def test_a_recommendation_for_future_trials_is_no_evidence_of_this_trial(model) -> None:
+    # QA4 report 5: 1.2 Y (concealment_adequate) from the Discussion's recommendation
+    rec = "Future trials should use central allocation and blinded outcome assessors."
+    _, a = _assess(model, f"Methods\nThe allocation sequence was generated from a table of random numbers.\n\n"
+                          f"Discussion\n{rec}\n")
+    assert (a["1.1"].response, _rule(a["1.1"])) == ("Y", "1.1/random_component")
+    assert a["1.2"].response == "NI" and a["1.2"].evidence == ()
+    assert a["4.3"].response == "NI" and a["4.3"].evidence == ()
+
+
+def test_hypothetical_clauses_are_cut_at_clause_boundaries() -> None:
+    from clinex.rob.evidence.reasoning.facts import hypothetical_spans
+
+    data = load_reasoning_data()
+    s = "Withdrawals were related to persisting pain, so the estimate should be interpreted with caution."
+    assert hypothetical_spans(data, s) == [(43, len(s))]
+    assert hypothetical_spans(data, "We recommend blinded assessors.") == [(0, 31)]
+    assert hypothetical_spans(data, "The surgeon could have been blinded.") == [(0, 36)]
+    assert hypothetical_spans(data, "Outcome assessors were blinded.") == []
+
+
+def test_a_counterfactual_clause_keeps_the_statement_before_it(model) -> None:
+    # the blinding statement before ", which would have been ..." is what the trial did
+    sentence = ("Patients and their psychiatrists were not blinded to the allocated strategy, which would have "
+                "been impractical.")
+    _, a = _assess(model, f"Methods\n{sentence}\n")
+    assert (a["2.1"].response, _rule(a["2.1"])) == ("Y", "2.1/participants_aware")
+    assert a["2.1"].evidence[0].span.text == sentence
+
+
+def test_minimisation_of_imbalance_is_no_baseline_imbalance(model) -> None:
+    # QA4 report 4: 1.3 Y (baseline_imbalance) from the minimisation method
+    mini = ("Patients were assigned by minimisation on age, sex and centre, with a random element (80% "
+            "probability of the allocation that minimised imbalance).")
+    similar = "Of 146 participants, 70 were allocated to meniscectomy and 76 to sham surgery; baseline characteristics were similar."
+    _, a = _assess(model, f"Methods\n{mini}\n\nResults\n{similar}\n")
+    assert (a["1.1"].response, _rule(a["1.1"])) == ("Y", "1.1/random_component")
+    assert (a["1.3"].response, _rule(a["1.3"])) == ("N", "1.3/baseline_balanced")
+    assert a["1.3"].evidence[0].span.text == similar
+    pat = load_reasoning_data().patterns["baseline_imbalance"]
+    assert pat.search("the allocation that minimised baseline imbalance") is None
+    assert pat.search("There was a baseline imbalance in age.").group(0) == "baseline imbalance"
+
+
+def test_a_per_protocol_population_definition_is_no_deviation(model) -> None:
+    # QA4 report 4: 2.3 Y (deviation_reported), 2.4 PY
+    pp = ("The primary analysis was by intention to treat; a per-protocol analysis excluding participants "
+          "with a major protocol deviation was also reported.")
+    allr = "All participants received the allocated procedure."
+    _, a = _assess(model, f"Methods\nSurgeons could not be blinded.\n{pp}\n\nResults\n{allr}\n")
+    assert (a["2.3"].response, _rule(a["2.3"])) == ("N", "2.3/received_as_allocated")
+    assert a["2.3"].evidence[0].span.text == allr
+    assert a["2.4"].response == "NA"
+    assert (a["2.6"].response, _rule(a["2.6"])) == ("Y", "2.6/intention_to_treat")
+    assert a["2.6"].evidence[0].span.text == pp
+    # a deviation that happened is still one
+    _, b = _assess(model, "Surgeons could not be blinded. Five patients were excluded because of protocol deviations.")
+    assert (b["2.3"].response, _rule(b["2.3"])) == ("Y", "2.3/deviation_reported")
+
+
+def test_per_arm_missing_outcome_data_is_domain_3_not_per_protocol(model) -> None:
+    # QA4 report 3: 2.6 N (per_protocol_analysis), 3.1 NI
+    itt = "Participants were analysed according to the group to which they were randomised."
+    rand = "A total of 412 patients were randomised: 206 to the dressing and 206 to standard care."
+    miss = ("Outcome data were missing for 37 patients (18%) in the dressing group and 8 patients (4%) in the "
+            "standard care group, and these patients were not included in the analysis; reasons were not recorded.")
+    _, a = _assess(model, f"Methods\n{itt}\n\nResults\n{rand} {miss}\n")
+    assert (a["2.6"].response, _rule(a["2.6"])) == ("Y", "2.6/intention_to_treat")
+    assert a["2.6"].evidence[0].span.text == itt
+    assert (a["3.1"].response, _rule(a["3.1"])) == ("N", "3.1/outcome_data_below_95pct")
+    assert [e.span.text for e in a["3.1"].evidence] == [rand, miss]
+    assert (a["3.4"].response, _rule(a["3.4"])) == ("Y", "3.4/differential_missingness")
+    fl = flow(find_counts(rand) + find_counts(miss))
+    assert (fl.randomised, fl.outcome, fl.outcome_arms) == (412, 367, (169, 198))
+
+
+def test_per_arm_uncontactable_participants_are_missing_outcome_data(model) -> None:
+    # QA4 report 5: 3.1 NI; those counted as smokers still have no outcome data
+    abstract = ("Smokers recruited through community pharmacies (n = 540) were randomly assigned to a "
+                "smartphone cessation application or to brief advice with a leaflet.")
+    each = "In all, 270 participants were allocated to each group."
+    lost = ("At six months, 59 participants (22%) in the application group and 54 (20%) in the brief advice "
+            "group could not be contacted and were counted as smokers.")
+    _, a = _assess(model, f"Abstract\n{abstract}\n\nResults\n{each} {lost}\n")
+    assert (a["3.1"].response, _rule(a["3.1"])) == ("N", "3.1/outcome_data_below_95pct")
+    assert [e.span.text for e in a["3.1"].evidence] == [abstract, lost]
+    assert (a["3.4"].response, _rule(a["3.4"])) == ("PN", "3.4/similar_missing_shares")
+    fl = flow(find_counts(abstract) + find_counts(each) + find_counts(lost))
+    assert (fl.randomised, fl.randomised_arms, fl.outcome, fl.outcome_arms) == (540, (270, 270), 427, (211, 216))
+
+
+def test_withdrawals_for_side_effects_and_poor_control_are_related_reasons(model) -> None:
+    # QA4 report 1: 3.3 PN (missing_for_unrelated_reasons)
+    rand = "One hundred and twenty patients were randomised, 61 to nifedipine and 59 to placebo."
+    wd = ("Fourteen patients withdrew before week 16: nine in the nifedipine group (six because of ankle oedema "
+          "or flushing, three because of headache) and five in the placebo group (four because of poor blood "
+          "pressure control, one moved away).")
+    _, a = _assess(model, f"Results\n{rand} {wd}\n")
+    assert (a["3.1"].response, _rule(a["3.1"])) == ("N", "3.1/outcome_data_below_95pct")
+    assert (a["3.3"].response, _rule(a["3.3"])) == ("Y", "3.3/missing_for_health_reasons")
+    assert a["3.3"].evidence[0].span.text == wd
+
+
+def test_a_coordinator_delivering_the_intervention_is_a_deliverer(model) -> None:
+    # QA4 report 5: 2.2 NI
+    sentence = "Neither participants nor the coordinator could be blinded to the intervention."
+    _, a = _assess(model, f"Methods\nThe comparison group received brief advice from the coordinator. {sentence}\n")
+    assert (a["2.1"].response, _rule(a["2.1"])) == ("Y", "2.1/participants_aware")
+    assert (a["2.2"].response, _rule(a["2.2"])) == ("Y", "2.2/deliverers_aware")
+    assert a["2.2"].evidence[0].span.text == sentence
+
+
+def test_research_assistants_delivering_sessions_are_deliverers() -> None:
+    data = load_reasoning_data()
+    text = "The research assistants who delivered the sessions were aware of the allocation."
+    s = [Sentence(0, 0, len(text), text, "methods")]
+    st = blinding_statements(data, default_scope(), s)
+    assert [(b.actor, b.blinded) for b in st] == [("deliverers", False)]
+    text2 = "Outcomes were assessed by research assistants who were aware of the allocation."
+    st2 = blinding_statements(data, default_scope(), [Sentence(0, 0, len(text2), text2, "methods")])
+    assert [(b.actor, b.blinded) for b in st2] == [("assessors", False)]

@@ -11,7 +11,10 @@ were analysed for the primary outcome"), in many phrasings:
   "We randomised 96 children", "Of the 120 participants randomised ...";
 * analysed: "58 of 60 in the intervention group and 40 of 60 in the control group
   provided primary outcome data", "196 were included in the primary analysis";
-* lost: "Four participants were lost to follow-up", "12 withdrew".
+* lost: "Four participants were lost to follow-up", "12 withdrew"; per arm, "Outcome
+  data were missing for 37 patients (18%) in the dressing group and 8 patients (4%) in
+  the standard care group", "59 participants (22%) in the application group and 54
+  (20%) in the brief advice group could not be contacted".
 
 :func:`find_counts` reads every sentence; :func:`flow` combines the counts into one
 :class:`Flow` (randomised total and per arm, analysed total and per arm), each number
@@ -55,6 +58,8 @@ _RANDOMISED = [
     re.compile(rf"\b(?:of|among|from) (?:the|all|these)? ?{_NUM} {_GAP}(?:randomi[sz]ed|randomly (?:assigned|allocated))\b", re.I),
     re.compile(rf"\brandomi[sz]ation of {_NUM}\b", re.I),
     re.compile(rf"\b{_NUM} (?:randomi[sz]ed|randomly assigned|randomly allocated) {_WHO}", re.I),
+    # "Smokers recruited through community pharmacies (n = 540) were randomly assigned"
+    re.compile(rf"\(n ?= ?{_NUM}\) (?:were |was )?(?:randomly (?:assigned|allocated)|randomi[sz]ed)\b", re.I),
     # a bare count with the arms in brackets ("1800 randomised (900 per group)", "160
     # allocated (80 TXA, 80 placebo)": flow lines of a results section)
     re.compile(rf"\b{_NUM} (?:randomi[sz]ed|allocated)(?= \(\s*\d)", re.I),
@@ -112,6 +117,21 @@ _LOST = re.compile(
     rf"did not (?:complete|attend|return|provide)|were excluded|was excluded|were not (?:assessed|analy[sz]ed|followed))", re.I)
 _EXCLUDED = re.compile(
     rf"\b{_NUM} [^.;]{{0,160}}?(?:were |was |had been )?(?:excluded|removed) from (?:the |all )?(?:[\w\-]+ ){{0,2}}?(?:analys[ie]s|set|population)\b", re.I)
+# "270 participants were allocated to each group": two arms of that number (QA4 report 5)
+_RANDOMISED_EACH = re.compile(
+    rf"\b{_NUM} {_GAP}{_WHO} (?:were |was )?(?:randomly )?(?:allocated|assigned|randomi[sz]ed) to each (?:group|arm)\b", re.I)
+# Per-arm missing outcome data in one sentence: "Outcome data were missing for 37 patients
+# (18%) in the dressing group and 8 patients (4%) in the standard care group", "59
+# participants (22%) in the application group and 54 (20%) in the brief advice group could
+# not be contacted" (QA4 reports 3 and 5; percentages are blanked before matching).
+_ARM_PAIR = rf"{_NUM} (?:{_WHO} )?in the (?:[\w\-]+ ){{1,3}}?(?:group|arm),? and {_NUM} (?:{_WHO} )?in the (?:[\w\-]+ ){{1,3}}?(?:group|arm)"
+_MISSING_ARMS = [
+    re.compile(rf"\b(?:outcome |primary outcome |follow[- ]?up )?(?:data|outcomes?|assessments?|measurements?|scores?) "
+               rf"(?:were|was) (?:missing|unavailable|not available|not obtained) for {_ARM_PAIR}", re.I),
+    re.compile(rf"\b{_ARM_PAIR},? (?:could not be (?:contacted|traced|reached|followed up|found|assessed)|"
+               rf"were (?:lost to follow[- ]?up|missing|not (?:contacted|traced|reached|assessed|followed up))|"
+               rf"had (?:no|missing) (?:primary )?(?:outcome )?data|did not (?:complete|attend|return|provide))", re.I),
+]
 _EACH = re.compile(r"\bin (?:each|both) (?:group|arm)s?\b|\bper (?:group|arm)\b", re.I)
 _ARM = re.compile(
     rf"\b{_NUM} (?:{_WHO} )?(?:were )?(?:to|in|into|allocated to|assigned to|receiving) (?:the |a |an )?(?:[\w\-]+ ){{0,3}}?(?:group|arm)\b"
@@ -271,6 +291,11 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
                     arms = ()
                 out.append(Count("randomised", total, arms, (), offset, end))
                 break
+    if not out:
+        m = _RANDOMISED_EACH.search(text)
+        v = _num(m) if m else None
+        if v and v > 1:
+            out.append(Count("randomised", 2 * v, (v, v), (), offset, end))
     if _ANALYSED_WORDS.search(text):
         pairs = []
         for m in (_PAIR.finditer(text) if _AVAILABILITY.search(text) else ()):
@@ -327,6 +352,12 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
     ex = [v for v in (_num(m) for m in _EXCLUDED.finditer(text)) if v]
     if ex:
         out.append(Count("excluded", sum(ex), (), (), offset, end))
+    for pat in _MISSING_ARMS:
+        m = pat.search(text)
+        arms = tuple(parse_number(g) for g in m.groups() if g is not None) if m else ()
+        if len(arms) == 2 and all(v is not None for v in arms):
+            out.append(Count("lost", sum(arms), arms, (), offset, end))  # type: ignore[arg-type]
+            return out
     lost = [(m, _num(m)) for m in _LOST.finditer(text)]
     lost = [(m, v) for m, v in lost if v]  # "No child withdrew ..." states no loss
     if lost:
@@ -484,6 +515,8 @@ def flow(counts: Sequence[Count]) -> Flow:
     if rand:
         pick = rand[0]
         f.randomised, f.randomised_arms = pick.total, pick.per_arm
+        if not pick.per_arm:  # "(n = 540) were randomly assigned" ... "270 ... allocated to each group"
+            f.randomised_arms = next((c.per_arm for c in rand[1:] if c.total == pick.total and c.per_arm), ())
     c = _pick(f, outc)
     if c is None:
         a = _pick(f, anal)

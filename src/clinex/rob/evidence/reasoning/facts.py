@@ -19,6 +19,7 @@ Schulz KF et al. CONSORT 2010 (item 11a: "If done, who was blinded after assignm
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -29,7 +30,7 @@ from clinex.io.textfile import parse_yaml
 from clinex.rob.evidence.assertion import AFFIRMED, Assertion, AssertionScope
 
 __all__ = ["Sentence", "Finding", "BlindingStatement", "ReasoningData", "load_reasoning_data",
-           "find", "blinding_statements", "ACTORS"]
+           "find", "blinding_statements", "hypothetical_spans", "ACTORS"]
 
 #: Who a blinding statement can be about, in RoB 2's terms.
 ACTORS = ("participants", "deliverers", "assessors", "analysts")
@@ -138,6 +139,13 @@ class ReasoningData:
     blinding : list of (dict, re.Pattern)
     inner_negation : frozenset of str
         Patterns whose negation may stand inside the match.
+    hypothetical_allowed : frozenset of str
+        Patterns that may match inside a hypothetical clause (see :func:`hypothetical_spans`):
+        those whose meaning is itself a judgement ("could have affected the outcome").
+    exclude_within : dict of str to tuple of str
+        Pattern -> patterns inside whose matches it does not count ("protocol deviation"
+        inside "a per-protocol analysis excluding participants with a major protocol
+        deviation" defines an analysis population, it reports no deviation).
 
     Raises
     ------
@@ -153,7 +161,10 @@ class ReasoningData:
         self.actor_also = {k: tuple(v) for k, v in (data.get("actor_also") or {}).items()}
         self.blinding = [(c, re.compile(_clean(c["pattern"]), re.I)) for c in data["blinding"]]
         self.inner_negation = frozenset(data.get("inner_negation") or ())
-        skip = {"version", "name", "sections", "thresholds", "actors", "actor_also", "blinding", "inner_negation"}
+        self.hypothetical_allowed = frozenset(data.get("hypothetical_allowed") or ())
+        self.exclude_within = {str(k): tuple(v) for k, v in (data.get("exclude_within") or {}).items()}
+        skip = {"version", "name", "sections", "thresholds", "actors", "actor_also", "blinding", "inner_negation",
+                "hypothetical_allowed", "exclude_within"}
         self.patterns = {k: re.compile(_clean(v), re.I) for k, v in data.items()
                          if k not in skip and isinstance(v, str)}
 
@@ -174,6 +185,10 @@ def find(data: ReasoningData, scope: AssertionScope, name: str,
          sentences: list[Sentence]) -> list[Finding]:
     """Every sentence matching pattern ``name``, with the first match's assertion.
 
+    A match inside a hypothetical clause (:func:`hypothetical_spans`; unless ``name`` is in
+    ``data.hypothetical_allowed``) or inside a match of a pattern ``data.exclude_within``
+    names for ``name`` does not count; the next match of the sentence is tried.
+
     Parameters
     ----------
     data : ReasoningData
@@ -193,13 +208,75 @@ def find(data: ReasoningData, scope: AssertionScope, name: str,
         Unknown pattern name.
     """
     pat = data.patterns[name]
+    allowed = name in data.hypothetical_allowed
     out = []
     for s in sentences:
-        m = pat.search(s.text)
+        spans = [] if allowed else hypothetical_spans(data, s.text)
+        for other in data.exclude_within.get(name, ()):
+            spans += [(x.start(), x.end()) for x in data.patterns[other].finditer(s.text)]
+        m = next((m for m in pat.finditer(s.text) if not _inside(spans, m.start(), m.end())), None)
         if m:
             (a,) = scope.check(s.text, [(m.start(), m.end())], inner=name in data.inner_negation)
             out.append(Finding(name, s, m.start(), m.end(), a))
     return out
+
+
+#: Where a hypothetical clause ends or starts: ";", ":", a comma before a conjunction or a
+#: relative pronoun, a contrast word, a comma before the subject of a recommendation
+#: ("Although ..., future trials should ...").
+_HYPO_BOUNDARY = re.compile(
+    r"[;:]|,\s*(?:so|which|but|as|because|although|though|while|whilst|whereas|and|however|since)\b"
+    r"|\b(?:but|however|although|though|whereas)\b|,\s*(?=(?:future|further|we|researchers|readers)\b)", re.I)
+
+
+def hypothetical_spans(data: ReasoningData, text: str) -> list[tuple[int, int]]:
+    """The clauses of a sentence that say what should, could or would have been done
+    rather than what this trial did: "Future trials should use central allocation and
+    blinded outcome assessors.", "we recommend ...", "... could have been blinded".
+
+    A clause runs between :data:`_HYPO_BOUNDARY` marks, so in "Withdrawals were related
+    to persisting pain, so the estimate should be interpreted with caution" only the part
+    after ", so" is hypothetical (the reasons stay evidence for SQ 3.3).
+
+    Parameters
+    ----------
+    data : ReasoningData
+        Its ``hypothetical`` pattern names the modal cues (should, future trials /
+        studies, we recommend, would / could / might have).
+    text : str
+        One sentence.
+
+    Returns
+    -------
+    list of (int, int)
+        Half-open offsets into ``text``; empty when the sentence is not hypothetical.
+
+    Notes
+    -----
+    RoB 2 asks what happened in the trial (Higgins et al., full guidance document, 22 Aug
+    2019, "General considerations": answers are about the trial as conducted); a
+    recommendation or a counterfactual, typically in the Discussion, is no report of a
+    method (QA4 2026-12-01, report 5). Clause cutting is clinex's own choice.
+    """
+    pat = data.patterns.get("hypothetical")
+    if pat is None:
+        return []
+    cues = list(pat.finditer(text))
+    if not cues:
+        return []
+    cuts = [0] + [m.start() for m in _HYPO_BOUNDARY.finditer(text) if m.start() > 0] + [len(text)]
+    out: list[tuple[int, int]] = []
+    for c in cues:
+        k = bisect.bisect_right(cuts, c.start()) - 1
+        span = (cuts[k], cuts[min(k + 1, len(cuts) - 1)])
+        if span not in out:
+            out.append(span)
+    return out
+
+
+def _inside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether a match [start, end) begins inside one of ``spans``."""
+    return any(a <= start < b for a, b in spans)
 
 
 _CLAUSE = re.compile(r";|\b(?:but|however|whereas|while|whilst|although|though)\b|,\s*(?:and\s+)?(?:neither|nor|so|as)\s+(?:were|was|did|had|are|is)\b", re.I)
@@ -270,18 +347,30 @@ _ASSESSED_BY = re.compile(
     r"\b[^.;,]{0,40}?\bby (?:an? |the |two |one )?(?:(?:independent|blinded|masked|separate|trained|experienced|senior|second|other)\s)*", re.I)
 
 
+_RESEARCH_STAFF = re.compile(r"research (assistants?|nurses?|coordinators?)", re.I)
+#: Verbs of delivering an intervention (stricter than ``_DELIVERING``: no "treatment").
+_DELIVERS = re.compile(r"\b(deliver(ed|ing|s)?|administer(ed|ing|s)?|gave|applied|ran|led|taught|counsell?ed|"
+                       r"(provided|offered) (the )?(intervention|sessions?|advice|counsell?ing|training|therapy|education))\b", re.I)
+
+
 def _actors_in(data: ReasoningData, text: str, at: int | None = None) -> list[str]:
     """Actors named in ``text``, in order of mention; with ``at`` (a concept's offset in
     ``text``), those named before it (the subject: "the admitting team knew which implant
     a patient would receive") unless nobody is named before it ("to blind patients").
     Generic "staff" in a clause about measuring an outcome ("measured ... by staff unaware
-    of group allocation") are the assessors, not those delivering the intervention."""
+    of group allocation") are the assessors, not those delivering the intervention; research
+    assistants, nurses or coordinators in a sentence about delivering the intervention (and
+    not about assessing) are those delivering it."""
     mentions = _actor_mentions(data, text)
     # "assessed at 24 months by an independent surgeon who had not taken part in the
     # operations": the clinician named as the agent of the assessment is an assessor
     # (QA3 2026-12-01), whatever their profession
     for m in _ASSESSED_BY.finditer(text):
         mentions = [(b, e, "assessors") if a == "deliverers" and b == m.end() else (b, e, a)
+                    for b, e, a in mentions]
+    if _DELIVERS.search(text) and not _ASSESSING.search(text) and not _ASSESSED_BY.search(text):
+        # "the research assistant delivered the sessions": about delivering, not assessing (QA4)
+        mentions = [(b, e, "deliverers") if a == "assessors" and _RESEARCH_STAFF.fullmatch(text[b:e]) else (b, e, a)
                     for b, e, a in mentions]
     mentions = sorted(set(mentions))
     if _ASSESSING.search(text) and not _DELIVERING.search(text):
@@ -367,9 +456,10 @@ def blinding_statements(data: ReasoningData, scope: AssertionScope,
     out: list[BlindingStatement] = []
     for s in sentences:
         matches: list[tuple[dict, int, int]] = []
+        hypo = hypothetical_spans(data, s.text)
         for concept, pat in data.blinding:
             for m in pat.finditer(s.text):
-                if any(m.start() < e and b < m.end() for _, b, e in matches):
+                if any(m.start() < e and b < m.end() for _, b, e in matches) or _inside(hypo, m.start(), m.end()):
                     continue
                 matches.append((concept, m.start(), m.end()))
         if not matches:

@@ -19,6 +19,9 @@ deliverers, 4.3 about outcome assessors and, for self-reported outcomes,
 participants); for these SQs a cue match from a sentence without any blinding statement
 counts only if it has a blinding or awareness word, and never from a sentence about the
 participant flow (losses to follow-up, withdrawals).
+A sentence whose main clause is a recommendation or a counterfactual ("Future trials
+should use central allocation and blinded outcome assessors.") casts no cue vote, and no
+rule reads a pattern inside such a clause (:func:`~clinex.rob.evidence.reasoning.facts.hypothetical_spans`).
 
 References
 ----------
@@ -36,7 +39,12 @@ from clinex.errors import InputError, SchemaError
 from clinex.rob.evidence.assertion import default_scope
 from clinex.rob.evidence.cues import CueEvidenceModel
 from clinex.rob.evidence.reasoning.counts import consort_counts, find_counts, flow
-from clinex.rob.evidence.reasoning.facts import Sentence, blinding_statements, load_reasoning_data
+from clinex.rob.evidence.reasoning.facts import (
+    Sentence,
+    blinding_statements,
+    hypothetical_spans,
+    load_reasoning_data,
+)
 from clinex.rob.evidence.reasoning.rules import Context, Decision, decide
 from clinex.rob.evidence.response import SQ_IDS, answer_from_votes, judgement_of
 from clinex.rob.evidence.segment import segment_document
@@ -183,6 +191,8 @@ class RulesEvidenceModel:
         cue of each SQ per sentence (:meth:`CueEvidenceModel.asserted_matches`)."""
         votes: dict[str, list[tuple[Sentence, str, float, str]]] = {sq: [] for sq in SQ_IDS}
         for s in sentences:
+            if any(a == 0 for a, _ in hypothetical_spans(self.data_, s.text)):
+                continue  # "Future trials should use ...": a recommendation, not this trial's method
             for sq, rule in self.cues_.asserted_matches(s.text, best_per_sq=True):
                 votes[sq].append((s, rule.response, rule.weight, rule.id))
         return votes
