@@ -25,7 +25,7 @@ Targets (issue 10, for the shipped default ``rules``): mean SQ token F1 >= 0.11
 (martin: 0.1087), domain-judgement observed agreement >= 0.45 (martin: 0.25), a
 20-page trial in <= 5 s on one core.
 The user's path (issue 11, item 6; ``bench/_cli.py``): ``clinex rob assess
-tests/data/rob_cases --model M -o OUT`` on the 112 invented trial reports of the test
+tests/data/rob_cases --model M -o OUT`` on the 118 invented trial reports of the test
 suite, timed as a subprocess (start-up included, all cores; min / median of
 ``--cli-runs``), with reports per second and the child's peak RSS (key ``cli``).
 The last line is one JSON object (F1 values as fractions, not %).
@@ -202,7 +202,7 @@ def main() -> None:
 
 
 def _cli_figures(model: str, runs: int) -> dict[str, object]:
-    """``clinex rob assess`` on the test suite's 112 invented reports, as a subprocess."""
+    """``clinex rob assess`` on the test suite's 118 invented reports, as a subprocess."""
     from _cli import time_cli
 
     cases = Path(__file__).resolve().parents[1] / "tests" / "data" / "rob_cases"

@@ -112,6 +112,13 @@ KNOWN_DISAGREEMENTS = {
                                 "accelerometer-measured",
     ("111_mi_activity", "4.5"): "PY where the key has NA (follows from 4.4)",
     ("112_stroke_mobil", "2.3"): "NI where the key has PN: nothing explicit about deviations (a convention difference)",
+    ("115_nursing_dressing", "3.3"): "NI: 'reasons were not recorded' with 18% vs 4% missing; the key says PY",
+    ("117_quitapp", "1.2"): "NI: the recruiting coordinator assigning each participant by consulting the table is "
+                            "not read as an open list; the key says N",
+    ("117_quitapp", "2.3"): "NI where the key has PN: nothing explicit about deviations (a convention difference)",
+    ("117_quitapp", "3.3"): "NI: 'could not be contacted and were counted as smokers' gives no reason; the key says PY",
+    ("117_quitapp", "4.4"): "N: self-reported abstinence verified by carbon monoxide read as objective; the key says PY",
+    ("117_quitapp", "4.5"): "NA where the key has PN (follows from 4.4)",
 }
 
 
@@ -123,6 +130,7 @@ KNOWN_DOMAIN_DISAGREEMENTS = {
     ("94_lns_child_growth", "D4"), ("95_cbt_app_depression", "D2"), ("101_glucolin_hba1c_mitt", "D3"),
     ("108_pressure_mattress", "D3"), ("108_pressure_mattress", "D4"), ("109_chx_varnish", "D1"),
     ("111_mi_activity", "D2"), ("111_mi_activity", "D3"), ("111_mi_activity", "D4"),
+    ("117_quitapp", "D2"), ("117_quitapp", "D4"),
 }
 
 
