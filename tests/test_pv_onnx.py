@@ -164,7 +164,7 @@ def test_thread_setting_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
     assert opts.get_session_config_entry("session.intra_op.allow_spinning") == "0"
     monkeypatch.setenv("CLINEX_THREADS", "3")
     assert OnnxExtractor.load(folder).session_.get_session_options().intra_op_num_threads == 3
-    assert session_threads({}) == min(2, os.cpu_count() or 1)
+    assert session_threads({}) == min(len(os.sched_getaffinity(0)), 4)  # clinex.threads, the one setting
     assert session_threads({"CLINEX_THREADS": " 4 "}) == 4
     for bad in ("0", "two", "-1", "1.5"):
         with pytest.raises(ModelError, match=f"CLINEX_THREADS must be a whole number >= 1; got '{bad}'"):

@@ -16,6 +16,7 @@ CPU-bound job, then fight over the cores and each runs many times slower than al
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from clinex.errors import InputError
 
@@ -33,8 +34,13 @@ def cpu_budget() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def intra_op_threads() -> int:
+def intra_op_threads(environ: Mapping[str, str] | None = None) -> int:
     """Threads one model call may use in this process.
+
+    Parameters
+    ----------
+    environ : mapping, optional
+        Environment to read (default ``os.environ``).
 
     Returns
     -------
@@ -46,7 +52,7 @@ def intra_op_threads() -> int:
     InputError
         ``$CLINEX_THREADS`` is not a whole number >= 1 (the message names it).
     """
-    raw = os.environ.get("CLINEX_THREADS")
+    raw = (os.environ if environ is None else environ).get("CLINEX_THREADS")
     if raw is None or raw.strip() == "":
         return min(cpu_budget(), MAX_DEFAULT_THREADS)
     try:

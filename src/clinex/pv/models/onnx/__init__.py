@@ -14,10 +14,10 @@ Nothing here imports torch or transformers (``tests/test_pv_onnx.py`` checks it)
 
 Threads
 -------
-onnxruntime's intra-op pool gets ``min(2, os.cpu_count())`` threads unless the
-environment variable ``CLINEX_THREADS`` names another count (a documented own
-choice: the project's reference machine has 2 cores; a larger default would
-oversubscribe machines where several processes share the cores). The inter-op pool
+onnxruntime's intra-op pool gets the package's one thread setting,
+:func:`clinex.threads.intra_op_threads`: ``CLINEX_THREADS`` when set, else the cores this
+process may run on, at most 4 (a larger default would oversubscribe machines where
+several processes share the cores; ``clinex batch --workers N`` splits them). The inter-op pool
 has 1 thread: the graph is one chain of layers with nothing to run in parallel.
 Idle pool threads do not spin (``session.intra_op.allow_spinning = 0``), which
 matters on shared cores.

@@ -29,7 +29,6 @@ OUTPUTS = ("trigger", "main", "sub", "comb", "attr")
 #: Environment variable overriding the intra-op thread count (see :func:`session_threads`).
 THREADS_ENV = "CLINEX_THREADS"
 #: Default intra-op threads: at most this many (the reference machine's 2 cores).
-_DEFAULT_THREADS = 2
 #: Most padded tokens (rows x width) per graph call (:meth:`OnnxExtractor._batches`); a
 #: documented own choice: 60 PHEE dev sentences of the mean length (34.2 sub-words, with the
 #: special tokens; longest 104) fit in one call,
@@ -54,7 +53,9 @@ _PARAMS: dict[str, Any] = {
 
 
 def session_threads(environ: dict[str, str] | None = None) -> int:
-    """The intra-op thread count of the onnxruntime session.
+    """The intra-op thread count of the onnxruntime session: the package's one thread
+    setting, :func:`clinex.threads.intra_op_threads` (``CLINEX_THREADS`` when set, else
+    the process's cores, at most 4).
 
     Parameters
     ----------
@@ -64,24 +65,20 @@ def session_threads(environ: dict[str, str] | None = None) -> int:
     Returns
     -------
     int
-        ``CLINEX_THREADS`` when set, else ``min(2, os.cpu_count())`` (package notes).
 
     Raises
     ------
     ModelError
         If ``CLINEX_THREADS`` is not a whole number >= 1.
     """
-    env = os.environ if environ is None else environ
-    raw = env.get(THREADS_ENV, "").strip()
-    if not raw:
-        return max(1, min(_DEFAULT_THREADS, os.cpu_count() or 1))
+    from clinex.errors import InputError
+    from clinex.threads import intra_op_threads
+
     try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ModelError(f"{THREADS_ENV} must be a whole number >= 1; got {raw!r}", field=THREADS_ENV)
-    return value
+        return intra_op_threads(environ)
+    except InputError:
+        raw = (os.environ if environ is None else environ).get(THREADS_ENV, "")
+        raise ModelError(f"{THREADS_ENV} must be a whole number >= 1; got {raw!r}", field=THREADS_ENV) from None
 
 
 class OnnxExtractor(TagDecodingMixin):

@@ -80,7 +80,7 @@ class TransformerExtractor(TrainingMixin, PredictionMixin, PersistenceMixin):
         kept. None: no budget.
     seed : int, default 13
     threads : int or None, default None
-        ``torch.set_num_threads`` on CPU (None leaves torch's default).
+        ``torch.set_num_threads`` on CPU (None: :func:`clinex.threads.intra_op_threads`).
     device : str, default "auto"
         ``"auto"`` uses CUDA with bfloat16 autocast when present, else CPU.
     predict_batch_size : int, default 64
@@ -300,8 +300,10 @@ class TransformerExtractor(TrainingMixin, PredictionMixin, PersistenceMixin):
     def _torch_device(self) -> Any:
         import torch
 
-        if self.threads:
-            torch.set_num_threads(int(self.threads))
+        from clinex.threads import intra_op_threads
+
+        # the one deliberate setting (clinex.threads) unless the model names its own count
+        torch.set_num_threads(int(self.threads) if self.threads else intra_op_threads())
         if self.device == "auto":
             return torch.device("cuda" if torch.cuda.is_available() else "cpu")
         if self.device == "mps" and not torch.backends.mps.is_available():
