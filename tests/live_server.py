@@ -1,4 +1,9 @@
-"""A real ``clinex`` web server for tests: uvicorn in a child process on a free loopback port."""
+"""A real ``clinex`` web server for tests: uvicorn in a child process on a free loopback port.
+
+The one way the test suite starts a server (tests/test_one_pipeline*.py, test_web_browser.py,
+test_web_reliability.py); ``bench/web_load.py`` has its own, since bench scripts do not
+import the tests.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -21,14 +27,32 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@dataclass(frozen=True)
+class Served:
+    """A running server: its process, base URL and port."""
+
+    proc: subprocess.Popen
+    url: str
+    port: int
+
+
 @contextmanager
-def live_server(tmp: Path, *, env: dict[str, str] | None = None, timeout_s: float = 60.0) -> Iterator[str]:
-    """Serve ``clinex.web.app:create_app`` until the block ends; yield its base URL.
+def serving(tmp: Path, *, env: dict[str, str] | None = None, timeout_s: float = 60.0) -> Iterator[Served]:
+    """Serve ``clinex.web.app:create_app`` until the block ends.
+
+    Parameters
+    ----------
+    tmp : Path
+        The server's ``TMPDIR``.
+    env : dict, optional
+        Extra environment variables (``CLINEX_WEB_MAX_UPLOAD`` ...).
+    timeout_s : float, default 60
+        How long to wait for ``/api/health`` to answer 200.
 
     Raises
     ------
     RuntimeError
-        If the server has not answered ``/api/health`` within ``timeout_s`` seconds.
+        If the server exits or has not answered within ``timeout_s`` seconds.
     """
     port = free_port()
     proc = subprocess.Popen(
@@ -48,7 +72,7 @@ def live_server(tmp: Path, *, env: dict[str, str] | None = None, timeout_s: floa
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"server did not start (exit status {proc.poll()})")
             time.sleep(0.1)
-        yield base
+        yield Served(proc, base, port)
     finally:
         proc.terminate()
         try:
@@ -56,3 +80,10 @@ def live_server(tmp: Path, *, env: dict[str, str] | None = None, timeout_s: floa
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@contextmanager
+def live_server(tmp: Path, *, env: dict[str, str] | None = None, timeout_s: float = 60.0) -> Iterator[str]:
+    """:func:`serving`, yielding only the base URL (``http://127.0.0.1:PORT``)."""
+    with serving(tmp, env=env, timeout_s=timeout_s) as served:
+        yield served.url

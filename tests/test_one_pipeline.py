@@ -9,17 +9,13 @@ model whole (never split), **plain text** is split into sentences by
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from live_server import live_server
 from typer.testing import CliRunner
 
 import clinex.cli as root
@@ -35,42 +31,11 @@ TEXTS = {
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real uvicorn process serving ``clinex.web.app:create_app``; yields its base URL."""
-    tmp = tmp_path_factory.mktemp("web")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "--factory", "clinex.web.app:create_app",
-         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-        env=dict(os.environ, TMPDIR=str(tmp)),
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(base + "/api/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"server did not start (exit status {proc.poll()})")
-            time.sleep(0.1)
+    with live_server(tmp_path_factory.mktemp("web")) as base:
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def _offsets(span: Any) -> tuple[tuple[int, int], ...]:

@@ -17,16 +17,13 @@ import io
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from live_server import live_server
 
 CHROMIUM = os.environ.get("CLINEX_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -44,39 +41,9 @@ NOTES = {
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _serve(tmp: Path, **env: str) -> Iterator[str]:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "--factory", "clinex.web.app:create_app",
-         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-        env=dict(os.environ, TMPDIR=str(tmp), **env),
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(base + "/api/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"server did not start (exit status {proc.poll()})")
-            time.sleep(0.1)
+    with live_server(tmp, env=env) as base:
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ import os
 import re
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from typing import Any
 
 import httpx
 import pytest
+from live_server import serving
 
 LIMIT = 1024 * 1024  # the servers here refuse bodies above 1 MB
 MB = 1024 * 1024
@@ -65,50 +65,19 @@ class Server:
         return sorted(os.listdir(self.tmp))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _start(tmp: Path, **settings: int) -> Iterator[Server]:
     tmp.mkdir()
-    port = _free_port()
-    env = dict(os.environ, TMPDIR=str(tmp))
-    env.update({f"CLINEX_WEB_{k.upper()}": str(v) for k, v in settings.items()})
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "--factory", "clinex.web.app:create_app",
-         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-        env=env,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(base + "/api/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"server did not start (exit status {proc.poll()})")
-            time.sleep(0.1)
-        server = Server(proc, base, port, tmp)
+    env = {f"CLINEX_WEB_{k.upper()}": str(v) for k, v in settings.items()}
+    with serving(tmp, env=env) as served:
+        server = Server(served.proc, served.url, served.port, tmp)
         # warm up: load the models once, so timings below measure requests, not loading
-        with httpx.Client(base_url=base, timeout=120) as c:
+        with httpx.Client(base_url=served.url, timeout=120) as c:
             assert c.post("/api/pv/extract", json={"text": "Rash.", "model": "crf"}).status_code == 200
             assert c.post("/api/rob/assess", params={"filename": "t.txt", "model": "cues"},
                           content=TRIAL.encode()).status_code == 200
             assert c.post("/api/cohort/screen", params={"filename": "p.xml"},
                           content=PATIENT).status_code == 200
         yield server
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,6 @@ from typing import Any, Self
 
 from clinex.errors import ModelError
 from clinex.pv.models.decoding import TagDecodingMixin
-from clinex.pv.models.tagging import LAYERS
 from clinex.pv.types import Event
 
 __all__ = ["OnnxExtractor", "ONNX_NAME", "ONNX_FORMAT_VERSION", "OUTPUTS", "THREADS_ENV", "MAX_BATCH_TOKENS", "session_threads"]
@@ -222,27 +221,11 @@ class OnnxExtractor(TagDecodingMixin):
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
+        from clinex.pv.models.meta import read_tagger_meta
+
         path = Path(path)
-        meta_path = path / "model.json"
-        if not meta_path.is_file():
-            raise ModelError("no model.json in the model directory", path=path)
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ModelError(f"model.json is not JSON: {exc.msg}", path=meta_path, line=exc.lineno) from None
-        if not isinstance(meta, dict) or meta.get("kind") != "onnx":
-            kind = meta.get("kind") if isinstance(meta, dict) else None
-            raise ModelError(f"kind is '{kind}', not 'onnx'", path=meta_path, field="kind")
-        if meta.get("format_version") != ONNX_FORMAT_VERSION:
-            raise ModelError(
-                f"format version {meta.get('format_version')} is not {ONNX_FORMAT_VERSION}",
-                path=meta_path, field="format_version",
-            )
-        if meta.get("layers") != {k: list(v) for k, v in LAYERS.items()}:
-            raise ModelError("tag layers differ from this clinex version", path=meta_path, field="layers")
-        params = meta.get("params")
-        if not isinstance(params, dict):
-            raise ModelError("params must be an object", path=meta_path, field="params")
+        meta, meta_path = read_tagger_meta(path, "onnx", ONNX_FORMAT_VERSION)
+        params = meta["params"]
         try:
             model = cls(**params)
             model._check_params()

@@ -63,10 +63,7 @@ for _dep in ("torch", "transformers", "safetensors"):
     if importlib.util.find_spec(_dep) is None:
         raise ModuleNotFoundError(f"No module named '{_dep}'", name=_dep)
 
-from clinex.pv.models.transformer.build import train_transformer  # noqa: E402
-from clinex.pv.models.transformer.card import evaluate_model, write_model_card  # noqa: E402
-from clinex.pv.models.transformer.model import TransformerExtractor  # noqa: E402
-from clinex.pv.models.transformer.tags import (  # noqa: E402
+from clinex.pv.models.tagging import (  # noqa: E402
     FORMAT_VERSION,
     LAYERS,
     MODEL_NAME,
@@ -76,6 +73,9 @@ from clinex.pv.models.transformer.tags import (  # noqa: E402
     n_tags,
     viterbi_tags,
 )
+from clinex.pv.models.transformer.build import train_transformer  # noqa: E402
+from clinex.pv.models.transformer.card import evaluate_model, write_model_card  # noqa: E402
+from clinex.pv.models.transformer.model import TransformerExtractor  # noqa: E402
 from clinex.pv.models.transformer.train import quick_scores  # noqa: E402
 
 __all__ = [

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from clinex.pv.models.tagging import MODEL_NAME
 from clinex.pv.models.transformer.model import TransformerExtractor
-from clinex.pv.models.transformer.tags import MODEL_NAME
 from clinex.pv.models.transformer.train import quick_scores
 from clinex.pv.types import Event, SentenceEvents
 

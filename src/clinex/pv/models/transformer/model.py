@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from clinex.errors import ModelError
+from clinex.pv.models.tagging import EVENT_LAYERS, IGNORE, MODEL_NAME
 from clinex.pv.models.transformer.persist import PersistenceMixin
 from clinex.pv.models.transformer.predict import PredictionMixin
-from clinex.pv.models.transformer.tags import EVENT_LAYERS, IGNORE, MODEL_NAME
 from clinex.pv.models.transformer.train import TrainingMixin
 
 __all__ = ["TransformerExtractor"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clinex.pv.models.transformer.tags import EVENT_LAYERS, n_tags
+from clinex.pv.models.tagging import EVENT_LAYERS, n_tags
 
 __all__ = ["build_net", "layer_stack"]
 

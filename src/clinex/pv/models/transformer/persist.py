@@ -3,7 +3,7 @@
 :class:`PersistenceMixin` gives :class:`~clinex.pv.models.transformer.TransformerExtractor`
 :meth:`~PersistenceMixin.save` and :meth:`~PersistenceMixin.load`. The encoder is
 stored in Hugging Face layout with float16 weights; ``model.json`` records the kind,
-:data:`~clinex.pv.models.transformer.tags.FORMAT_VERSION`, the tag layers and the
+:data:`~clinex.pv.models.tagging.FORMAT_VERSION`, the tag layers and the
 parameters, and loading refuses a folder whose layers differ from this code's.
 """
 
@@ -17,8 +17,8 @@ from typing import Self
 from clinex.errors import ModelError
 from clinex.io.modes import apply_default_modes
 from clinex.pv.attributes import CUE_LABELS, CueLexiconDetector
+from clinex.pv.models.tagging import FORMAT_VERSION, LAYERS, MODEL_NAME
 from clinex.pv.models.transformer.network import build_net
-from clinex.pv.models.transformer.tags import FORMAT_VERSION, LAYERS, MODEL_NAME
 
 __all__ = ["PersistenceMixin"]
 
@@ -117,25 +117,10 @@ class PersistenceMixin:
             ) from None
 
         from clinex.pv.models.encoders import load_encoder, load_tokenizer
+        from clinex.pv.models.meta import read_tagger_meta
 
         path = Path(path)
-        meta_path = path / "model.json"
-        if not meta_path.is_file():
-            raise ModelError("no model.json in the model directory", path=path)
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ModelError(f"model.json is not JSON: {exc.msg}", path=meta_path, line=exc.lineno) from exc
-        if meta.get("kind") != "transformer":
-            raise ModelError(f"kind is '{meta.get('kind')}', not 'transformer'", path=meta_path, field="kind")
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise ModelError(
-                f"format version {meta.get('format_version')} is not {FORMAT_VERSION}",
-                path=meta_path,
-                field="format_version",
-            )
-        if meta.get("layers") != {k: list(v) for k, v in LAYERS.items()}:
-            raise ModelError("tag layers differ from this clinex version", path=meta_path, field="layers")
+        meta, meta_path = read_tagger_meta(path, "transformer", FORMAT_VERSION)
         params = meta.get("params")
         if not isinstance(params, dict) or not isinstance(params.get("encoder"), str):
             raise ModelError(

@@ -23,8 +23,8 @@ from typing import Any, Self
 from clinex.errors import ModelError
 from clinex.metrics.spans import prf
 from clinex.pv.attributes import CueLexiconDetector
+from clinex.pv.models.tagging import EVENT_LAYERS, IGNORE, LAYERS, encode_tags, event_layer_spans
 from clinex.pv.models.transformer.network import build_net, layer_stack
-from clinex.pv.models.transformer.tags import EVENT_LAYERS, IGNORE, LAYERS, encode_tags, event_layer_spans
 from clinex.pv.types import Event, SentenceEvents
 from clinex.text import Span
 
