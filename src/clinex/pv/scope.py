@@ -129,6 +129,10 @@ class ScopeRule(BaseModel):
         match (``(0, 1)``: ``"not"`` in ``"not been"``); None: the whole match.
     provenance : str
         Where the rule comes from (NegEx, medspaCy's default rules, PHEE train counts).
+    blocks_negation : bool, default False
+        A hedge whose phrase holds a negation word ("does not rule out", "cannot be
+        excluded"): besides its own attribute, it is a pseudo-negation for the model's
+        Negated cues inside it (NegEx, Chapman et al. 2001: such phrases never negate).
     """
 
     model_config = _FROZEN
@@ -141,6 +145,7 @@ class ScopeRule(BaseModel):
     max_scope: int | None = Field(default=None, gt=0)
     cue_tokens: tuple[int, int] | None = None
     provenance: str = Field(min_length=1)
+    blocks_negation: bool = False
 
     @field_validator("cue_tokens")
     @classmethod
@@ -361,6 +366,8 @@ class _Pipeline:
         import spacy
 
         self.rules = rules
+        #: ids of hedges that are pseudo-negations too (ScopeRule.blocks_negation)
+        self.blocks_negation = frozenset(r.id for r in rules.context_rules if r.blocks_negation)
         self.nlp: Language = spacy.blank("en")
         self.context = self.nlp.add_pipe(
             "medspacy_context",
@@ -501,10 +508,6 @@ def _run_context(pipe: _Pipeline, doc: Doc, events: Sequence[Event]) -> tuple[li
     return list(mods.values()), per_event
 
 
-#: Speculation rules whose phrase contains a negation word (NegEx pseudo-negations that
-#: clinex reads as hedges, resources/pv/attribute_rules.json).
-_HEDGES_WITH_NEGATION = frozenset({"spec.not_ruled_out"})
-
 #: Auxiliaries that may stand before a negation cue at the start of an Effect span that
 #: is a whole negated verb phrase ("did not develop any rash", "has never had seizures").
 _AUXILIARIES = frozenset(
@@ -626,7 +629,7 @@ def _decide(pipe: _Pipeline, text: str, events: Sequence[Event], doc: Doc | None
     pseudo = [m for m in mods if m.direction == "PSEUDO"]
     # a hedge that holds a negation word ("does not rule out", "cannot be excluded") is a
     # pseudo-negation too: the model's Negated cue inside it is not a negated event
-    pseudo += [m for m in mods if m.rule_id in _HEDGES_WITH_NEGATION]
+    pseudo += [m for m in mods if m.rule_id in pipe.blocks_negation]
     cues = [m for m in mods if m.category in rules.categories and m.direction not in ("TERMINATE", "PSEUDO")]
     sev_hits = [(r, (m.start(), m.end())) for r, rx in pipe.severity for m in rx.finditer(text)]
     sole_trust = {t.attribute for t in rules.model_trust if t.when == "sole_event"}
