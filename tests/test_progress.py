@@ -92,3 +92,4 @@ def test_cli_extract_reports_progress_lines_on_a_pipe(tmp_path: Path) -> None:
         "extract: 5/5 records (100%)",
     ]
     assert len((tmp_path / "o.json").read_text().splitlines()) == 5
+

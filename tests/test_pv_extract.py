@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -175,3 +177,14 @@ def test_cli_jsonl_non_utf8_line_and_all_bad(cli, tmp_path: Path) -> None:  # no
     assert f"{bad}:2: field '$': expected a JSON object, got list" in res.stderr
     assert "no usable line (2 bad lines)" in res.stderr
     assert not (tmp_path / "o.json").exists()
+
+
+def test_cli_extract_says_when_a_file_holds_no_text(tmp_path: Path) -> None:
+    """Fresh-user check: an empty .txt gave one empty record and said nothing."""
+    src = tmp_path / "empty.txt"
+    src.write_bytes(b"")
+    res = subprocess.run([sys.executable, "-m", "clinex.cli", "pv", "extract", "-i", str(src), "--model", "crf"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0
+    assert res.stderr == f"warning: {src}: no text (0 bytes); one record with no events\n"
+    assert "empty_1" in res.stdout and "(no events)" in res.stdout

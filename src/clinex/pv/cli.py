@@ -239,6 +239,8 @@ def extract_cmd(
 
             decoded = decode_text(data, path=label)
             records = _pv_records_from_text(decoded, name)
+            if not decoded.strip():  # still one empty record (the one rule for blank text), but say so
+                typer.echo(f"warning: {label}: no text ({len(data)} bytes); one record with no events", err=True)
 
     if output is not None and str(output) != "-" and in_file is not None:
         if output.exists() and output.resolve() == in_file.resolve():
