@@ -284,3 +284,40 @@ def test_finish_drops_events_without_any_argument() -> None:
 def test_pv_train_target_recall_needs_negatives(cli, tmp_path: Path) -> None:  # noqa: ANN001
     res = cli("pv", "train", "--train", tmp_path / "t.json", "--out", tmp_path / "m", "--target-recall", "0.9")
     assert res.code == 2 and "--target-recall applies to the sentence gate: give --negatives too" in res.stderr
+
+
+#: Texts that test the analyzers' edges: empty, one-letter words, runs of white space,
+#: non-ASCII letters and punctuation, a word shorter than every n-gram, a very long word.
+_ODD_TEXTS = [
+    "",
+    "   ",
+    "a",
+    "I v",
+    "He  developed\t\tSJS\n after   lamotrigine.",
+    "Naïve patient – 5 mg/kg/día; β-blocker’s effect?",
+    "x" * 40,
+    "QT-prolongation (QTc 520 ms) with 5-FU",
+    "日本語 テキスト mixed with English words",
+]
+
+
+def test_hashed_text_features_equal_scikit_learns(shared_data: Path) -> None:
+    """The run-time hashed logits (no scikit-learn import) are scikit-learn's transform
+    @ coef on every PHEE dev sentence and on edge-case texts, and give the same gate
+    probabilities (4 decimals) as that matrix."""
+    from clinex.pv.formats.phee_json import read_phee_json
+    from clinex.pv.gate import _HASH_FEATURES, _text_matrix
+    from clinex.pv.hashed_text import char_wb_ngrams, hashed_logits, word_ngrams
+    from clinex.pv.models import load_model
+
+    gate = load_model("auto").gate_
+    texts = [s.text for s in read_phee_json(shared_data / "phee" / "json" / "dev.json")] + _ODD_TEXTS
+    expected = _text_matrix(texts) @ gate.text_coef_ + gate.text_intercept_
+    got = np.array(hashed_logits(texts, gate.text_coef_, gate.text_intercept_, _HASH_FEATURES))
+    assert got.shape == (len(texts),)
+    assert np.max(np.abs(got - expected)) < 1e-9
+    assert np.array_equal(gate.text_logits(texts), got)
+    # hand-checked analyzer output
+    assert word_ngrams("The drug-induced  SJS") == ["the", "drug", "induced", "sjs", "the drug", "drug induced", "induced sjs"]
+    assert char_wb_ngrams("I ab") == [" i ", " ab", "ab ", " ab "]
+    assert word_ngrams("a b") == [] and char_wb_ngrams("") == []

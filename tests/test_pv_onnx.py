@@ -248,3 +248,27 @@ def test_save_writes_a_folder_that_loads_the_same(tmp_path: Path) -> None:
     text = "A 45-year-old man developed severe hepatotoxicity after taking isoniazid."
     assert [_key(e) for e in again.predict([text])[0]] == [_key(e) for e in model.predict([text])[0]]
     assert model_id(load_model(str(tmp_path / "copy"))).startswith("clinex.pv.onnx.v1+")
+
+
+_LIGHT_START = """
+import json, sys
+import clinex.pv
+
+events = clinex.pv.extract("Amiodarone caused hypothyroidism in a 60-year-old man.")
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("sklearn", "nltk", "torch", "transformers") or m == "scipy.stats")
+import nltk  # the real one is still importable after medspaCy's import
+print(json.dumps({"events": [[e.event_type, e.trigger.text] for e in events], "heavy": heavy,
+                  "nltk_real": hasattr(nltk, "__version__")}))
+"""
+
+
+def test_default_extraction_start_up_skips_heavy_libraries() -> None:
+    """The default model's run-time path imports neither scikit-learn (the gate's text
+    features are hashed without it), scipy.stats, NLTK (stubbed while medspaCy is
+    imported), torch nor transformers; NLTK is importable as usual afterwards."""
+    proc = subprocess.run([sys.executable, "-c", _LIGHT_START], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["events"] == [["Adverse_event", "caused"]]
+    assert out["heavy"] == []
+    assert out["nltk_real"] is True

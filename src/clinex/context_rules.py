@@ -43,6 +43,11 @@ __all__ = ["MEDSPACY_RULE_KEYS", "expand_literals", "build_context_rules", "sent
 #: installed. clinex uses none of them through medspaCy (no QuickUMLS, no thinc
 #: models), and on a laptop they cost about 3-4 s of every CLI start-up.
 _PROBED_ONLY = ("torch", "sklearn", "scipy.stats")
+#: Libraries imported unconditionally by a module clinex never calls: QuickUMLS'
+#: ``core`` imports NLTK unconditionally (about 0.4 s) for its stop words, used only when a
+#: QuickUMLS matcher is built. While medspaCy is first imported, an empty module
+#: stands in for each of them.
+_STUBBED = ("nltk",)
 _IMPORT_LOCK = threading.Lock()
 
 
@@ -55,6 +60,8 @@ def import_medspacy() -> ModuleType:
     later ``import torch`` / ``import sklearn`` (the neural PHEE model, the RoB sentence
     model) works as usual. Only those probing modules (thinc's torch support, NLTK's
     scikit-learn wrappers) see the libraries as missing, and clinex uses neither.
+    The libraries in :data:`_STUBBED` are replaced by an empty module for the same
+    time (QuickUMLS keeps that module, and clinex never builds a QuickUMLS matcher).
 
     Returns
     -------
@@ -69,11 +76,16 @@ def import_medspacy() -> ModuleType:
         hidden = [name for name in _PROBED_ONLY if name not in sys.modules]
         for name in hidden:
             sys.modules[name] = None  # type: ignore[assignment]  # "import name" raises ImportError
+        stubs = {name: ModuleType(name) for name in _STUBBED if name not in sys.modules}
+        sys.modules.update(stubs)
         try:
             import medspacy
         finally:
             for name in hidden:
                 if name in sys.modules and sys.modules[name] is None:
+                    del sys.modules[name]
+            for name, stub in stubs.items():
+                if sys.modules.get(name) is stub:
                     del sys.modules[name]
     return medspacy
 

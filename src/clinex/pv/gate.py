@@ -259,8 +259,16 @@ class SentenceGate:
         return self
 
     def text_logits(self, texts: Sequence[str]) -> Any:
-        """Text-model logits, shape ``(len(texts),)``."""
-        return _text_matrix(texts) @ self.text_coef_ + self.text_intercept_
+        """Text-model logits, shape ``(len(texts),)``.
+
+        Computed by :func:`clinex.pv.hashed_text.hashed_logits` (the same hashed
+        features as :func:`_text_matrix`, without importing scikit-learn at run time).
+        """
+        import numpy as np
+
+        from clinex.pv.hashed_text import hashed_logits
+
+        return np.array(hashed_logits(texts, self.text_coef_, self.text_intercept_, _HASH_FEATURES), dtype="float64")
 
     def features(self, texts: Sequence[str], detailed: Sequence[tuple[Sequence[Any], float | None]]) -> Any:
         """The stacked features (:data:`GATE_FEATURES`), shape ``(len(texts), 10)``.
