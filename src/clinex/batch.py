@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from clinex.errors import ClinexError, InputError
+from clinex.pv.pipeline import RECORDS_PER_CALL
 
 __all__ = ["BatchTask", "BatchSummary", "Item", "ItemError", "TASKS", "RETRY_CODES", "run_batch", "read_results"]
 
@@ -159,7 +160,7 @@ def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
 
 
 def _pv_process(
-    items: Sequence[Item], model: str | None = None, batch_size: int = 64
+    items: Sequence[Item], model: str | None = None, batch_size: int = RECORDS_PER_CALL
 ) -> tuple[list[dict[str, Any]], list[ItemError]]:
     from clinex.pv.formats.phee_json import to_phee_dict
     from clinex.pv.models import load_model
@@ -498,7 +499,7 @@ def run_batch(
     progress: Callable[[int, int], None] | None = None,
     criteria: Sequence[str | Path] | None = None,
     model: str | Path | None = None,
-    batch_size: int = 64,
+    batch_size: int = RECORDS_PER_CALL,
 ) -> BatchSummary:
     """Run ``task`` over ``inputs`` and write Parquet results into ``out_dir``.
 
@@ -532,7 +533,7 @@ def run_batch(
         Built once before any item and before ``out_dir`` is created; its versioned id
         (and folder or file) is recorded in ``manifest.json`` (``auto`` as the kind it
         stands for), and resuming a run whose manifest names another model is refused.
-    batch_size : int, default 64
+    batch_size : int, default :data:`clinex.pv.pipeline.RECORDS_PER_CALL` (512)
         pv only: records per model call within a partition (results do not depend on it).
 
     Returns

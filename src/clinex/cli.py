@@ -16,6 +16,7 @@ import typer
 
 from clinex.errors import ClinexError
 from clinex.pv.models import model_names as _pv_model_names
+from clinex.pv.pipeline import RECORDS_PER_CALL
 
 _PV_MODEL_CHOICES = " | ".join(_pv_model_names())  # the registry's names, for help (auto | onnx | ... | llm)
 
@@ -63,7 +64,7 @@ def batch(
     inputs: list[str] = typer.Argument(..., help="Input files or folders."),
     output: str = typer.Option(..., "--output", "-o", help="Output folder (new, or a run to resume)."),
     partition_size: int = typer.Option(256, help="Items per partition (one part file each)."),
-    batch_size: int = typer.Option(64, "--batch-size", help="pv: records per model call within a partition."),
+    batch_size: int = typer.Option(RECORDS_PER_CALL, "--batch-size", help="pv: records per model call within a partition."),
     workers: int = typer.Option(1, help="Dask worker processes."),
     criteria: list[str] = typer.Option(
         None, "--criteria", "-c",

@@ -19,6 +19,7 @@ from pathlib import Path as _Path  # noqa: E402
 from clinex.llm.options import llm_options  # noqa: E402  (light: typer only)
 from clinex.pv.models import REGISTRY as _MODEL_REGISTRY  # noqa: E402  (light: no model library)
 from clinex.pv.models import model_names as _model_names  # noqa: E402
+from clinex.pv.pipeline import RECORDS_PER_CALL  # noqa: E402  (light: clinex.text only)
 
 _MODEL_CHOICES = " | ".join(_model_names())  # help texts: the registry's names
 _KIND_CHOICES = " | ".join(_MODEL_REGISTRY)
@@ -151,7 +152,7 @@ def extract_cmd(
     ),
     force: bool = typer.Option(False, "--force", help="Replace an existing --output file (or brat files)."),
     batch_size: int = typer.Option(
-        64, "--batch-size", help="Records per model call (all surfaces batch the same way; memory grows with it)."
+        RECORDS_PER_CALL, "--batch-size", help="Records per model call (all surfaces batch the same way; memory grows with it)."
     ),
 ) -> None:
     """Extract adverse / therapeutic drug events (PHEE schema) from text.

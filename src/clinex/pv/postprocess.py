@@ -39,13 +39,15 @@ A model kind produces, per sentence, its events and its own event probability
 
 from __future__ import annotations
 
+import atexit
 import re
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 from clinex.pv.types import Event
 
-__all__ = ["finish", "finish_model", "is_negated", "merge_split_events"]
+__all__ = ["finish", "finish_model", "is_negated", "merge_split_events", "warm_up"]
 
 
 def is_negated(event: Event) -> bool:
@@ -202,3 +204,53 @@ def finish_model(
         attribute_scope=bool(model.attribute_scope),
         no_effect_min_prob=float(model.no_effect_min_prob),
     )
+
+
+_WARMED: set[tuple[bool, bool]] = set()
+_WARM_LOCK = threading.Lock()
+
+
+def warm_up(model: Any) -> threading.Thread | None:
+    """Start loading, in a background thread, what :func:`finish_model` needs for ``model``.
+
+    The first :func:`finish` call of a process builds the attribute scope pipeline
+    (spaCy, medspaCy and the ConText rules: about 1 s) and, for a model with a sentence
+    gate, reads the drug gazetteer (about 0.4 s). Started when a model is loaded, this
+    work overlaps the model's first batch: onnxruntime and the CRF's tagger release
+    the GIL while they compute. A caller that needs the pipeline before the thread is
+    done waits for it (the builds hold locks); nothing is built twice.
+
+    Parameters
+    ----------
+    model : any PV model
+        Read: ``attribute_scope`` and ``gate_`` (as :func:`finish_model` reads them).
+
+    Returns
+    -------
+    threading.Thread or None
+        The started daemon thread (joined at interpreter exit, so that no import is
+        cut off mid-way), or None when there was nothing left to load.
+    """
+    need = (bool(getattr(model, "attribute_scope", False)), getattr(model, "gate_", None) is not None)
+    with _WARM_LOCK:
+        if not any(need) or need in _WARMED:
+            return None
+        _WARMED.add(need)
+
+    def work() -> None:
+        try:
+            if need[0]:
+                from clinex.pv.scope import warm_up as warm_scope
+
+                warm_scope()
+            if need[1]:
+                from clinex.pv.features import has_gazetteer_drug
+
+                has_gazetteer_drug("aspirin")
+        except Exception:  # noqa: BLE001, S110 - the first finish() meets the same error and reports it
+            pass
+
+    thread = threading.Thread(target=work, name="clinex-pv-warm-up", daemon=True)
+    thread.start()
+    atexit.register(thread.join)
+    return thread

@@ -403,6 +403,9 @@ class _Pipeline:
         self.links = [(link, re.compile(link.between, re.I)) for link in rules.severity_links]
 
 
+_BUILD_LOCK = threading.Lock()
+
+
 def _pipeline(rules: AttributeRules) -> _Pipeline:
     key = rules.fingerprint()
     with _LOCK:
@@ -410,12 +413,26 @@ def _pipeline(rules: AttributeRules) -> _Pipeline:
         if pipe is not None:
             _CACHE.move_to_end(key)
             return pipe
-    pipe = _Pipeline(rules)
-    with _LOCK:
-        _CACHE[key] = pipe
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+    # one build at a time: a caller that arrives while the same pipeline is being built
+    # (by :func:`warm_up`'s thread) waits for it instead of building a second one
+    with _BUILD_LOCK:
+        with _LOCK:
+            pipe = _CACHE.get(key)
+        if pipe is None:
+            pipe = _Pipeline(rules)
+        with _LOCK:
+            _CACHE[key] = pipe
+            _CACHE.move_to_end(key)
+            while len(_CACHE) > _CACHE_SIZE:
+                _CACHE.popitem(last=False)
     return pipe
+
+
+def warm_up() -> None:
+    """Build the shipped rule set's pipeline now (spaCy, medspaCy, ConText; about 1 s
+    once per process) instead of on the first sentence; see
+    :func:`clinex.pv.postprocess.warm_up`."""
+    _pipeline(_default_rules())
 
 
 def _default_rules() -> AttributeRules:

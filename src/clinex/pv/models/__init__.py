@@ -308,6 +308,9 @@ def load_model(name_or_path: str | Path = "auto") -> PVModel:
     model = _CACHE[cache_key] = _load_dir(folder)
     while len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
+    from clinex.pv.postprocess import warm_up
+
+    warm_up(model)  # the scope pipeline and gazetteer load while the first batch runs
     return model
 
 
