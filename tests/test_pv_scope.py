@@ -513,3 +513,35 @@ def test_denied_is_a_negation_cue() -> None:
     assert [(a.name, a.cue.text, a.cue.start, a.source) for a in out.attributes] == [
         ("Negated", "denied", 12, "rule:neg.denied")
     ]
+
+
+_WARM = """
+import json, sys, threading
+from types import SimpleNamespace
+from clinex.pv import postprocess, scope
+
+model = SimpleNamespace(attribute_scope=True, gate_=object())
+first = postprocess.warm_up(model)
+again = postprocess.warm_up(model)
+first.join()
+print(json.dumps({
+    "thread": first.name, "daemon": first.daemon, "again": again,
+    "pipelines": len(scope._CACHE),
+    "spacy": "spacy" in sys.modules, "gazetteer": bool(__import__("clinex.pv.gazetteer", fromlist=["_DATA"])._DATA),
+    "nothing": postprocess.warm_up(SimpleNamespace(attribute_scope=False, gate_=None)),
+}))
+"""
+
+
+def test_warm_up_builds_the_scope_pipeline_and_gazetteer_once() -> None:
+    """clinex.pv.postprocess.warm_up loads the shipped scope pipeline and the drug
+    gazetteer in one daemon thread, once per process; a model with neither needs none."""
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _WARM], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out == {"thread": "clinex-pv-warm-up", "daemon": True, "again": None, "pipelines": 1,
+                   "spacy": True, "gazetteer": True, "nothing": None}
