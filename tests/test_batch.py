@@ -217,8 +217,8 @@ def test_pv_batch_auto_records_the_resolved_model(tmp_path: Path) -> None:
     src = tmp_path / "r.jsonl"
     src.write_text('{"id": "r1", "text": "Rash after amoxicillin."}\n', encoding="utf-8")
     run_batch("pv", [src], tmp_path / "out", model="crf")
-    expected = "clinex.pv.onnx.v1"  # auto = the ONNX default, installed with the base dependencies (issue 12)
-    with pytest.raises(InputError, match="used model clinex.pv.crf.v1, not clinex.pv.onnx.v1"):
+    expected = "clinex.pv.onnx.v2"  # auto = the ONNX default, installed with the base dependencies (issue 12)
+    with pytest.raises(InputError, match="used model clinex.pv.crf.v1, not clinex.pv.onnx.v2"):
         run_batch("pv", [src], tmp_path / "out")
     run_batch("pv", [src], tmp_path / "auto")
     assert json.loads((tmp_path / "auto" / "manifest.json").read_text())["model"] == expected

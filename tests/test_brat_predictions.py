@@ -162,20 +162,17 @@ def test_gold_train_brat_equals_json_and_round_trips(shared_data: Path, tmp_path
 
 
 def test_extract_brat_warning_with_the_shipped_transformer(cli, tmp_path: Path) -> None:
-    """No stubs: the shipped model tags 'bipolar affective disorder' as a Treatment.Disorder
-    of an event without a Treatment (dev sentence 6405633_2); brat cannot hold it."""
+    """No stubs: the shipped model (v2) tags 'erectile dysfunction' as a Treatment.Disorder
+    of an event without a Treatment (dev sentence 16244351_2); brat cannot hold it."""
     pytest.importorskip("torch")
-    text = (
-        "Two patients with bipolar affective disorder and a history of bronchospastic phenomena "
-        "experienced tremor during lithium carbonate therapy."
-    )
+    text = "Vardenafil is a new oral phosphodiesterase inhibitor used for erectile dysfunction."
     out = tmp_path / "out"
     res = cli("pv", "extract", text, "--model", "transformer", "--format", "brat", "-o", str(out))
     assert res.code == 0, res.stderr
     assert (
         "warning: text_1: not written to brat: Treatment.Disorder has no Treatment "
-        "(event E1, 'bipolar affective disorder' 18-44)"
+        "(event E2, 'erectile dysfunction' 62-82)"
     ) in res.stderr
     back = read_brat_dir(out)
     assert [it.id for it in back] == ["text_1"]
-    assert all(a.span.text != "bipolar affective disorder" for ev in back[0].events for a in ev.arguments)
+    assert all(a.span.text != "erectile dysfunction" for ev in back[0].events for a in ev.arguments)

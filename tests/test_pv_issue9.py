@@ -28,7 +28,7 @@ def test_sentences_without_an_event_get_none(kind: str) -> None:
     items = extract_records([(f"s{k}", t) for k, t in enumerate(NO_EVENT)], model=kind)
     assert [i.events for i in items] == [(), (), ()]
     assert all(i.event_probability is not None and i.event_probability < 0.1 for i in items)
-    assert {i.model for i in items} == {f"clinex.pv.{kind}.v1"}
+    assert {i.model for i in items} == {{"crf": "clinex.pv.crf.v1", "transformer": "clinex.pv.transformer.v2"}[kind]}
 
 
 @pytest.mark.parametrize("kind", ["crf", "transformer"])

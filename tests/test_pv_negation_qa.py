@@ -23,27 +23,29 @@ def _view(text: str, model: str) -> list[tuple]:
 
 
 CASES = {
+    # the train + dev model (stop 19) tags "did not develop X" / "X was ruled out" as the
+    # Effect; pv.postprocess.trim_negation_cues takes the cue out and the scope rules negate
     ("onnx", "The patient did not develop neutropenia while receiving clozapine 200 mg twice daily."): [
-        ("Adverse_event", "develop",
+        ("Adverse_event", "receiving",
          [("Effect", "neutropenia"), ("Subject", "The patient"), ("Treatment", "clozapine 200 mg twice daily")],
          [("Negated", True, "rule:neg.not")]),
     ],
     ("onnx", "She did not develop any rash after amoxicillin 500 mg."): [
-        ("Adverse_event", "develop", [("Effect", "any rash"), ("Subject", "She"), ("Treatment", "amoxicillin 500 mg")],
+        ("Adverse_event", "after", [("Effect", "any rash"), ("Treatment", "amoxicillin 500 mg")],
          [("Negated", True, "rule:neg.not")]),
     ],
     ("onnx", "Myopathy was ruled out in this patient taking atorvastatin 80 mg."): [
         ("Adverse_event", "taking",
-         [("Effect", "Myopathy"), ("Subject", "this patient"), ("Treatment", "atorvastatin 80 mg")],
+         [("Effect", "Myopathy"), ("Subject", "patient"), ("Treatment", "atorvastatin 80 mg")],
          [("Negated", True, "rule:neg.ruled_out")]),
     ],
     ("crf", "Myopathy was ruled out in this patient taking atorvastatin 80 mg."): [
         ("Adverse_event", "taking", [("Effect", "Myopathy"), ("Treatment", "atorvastatin 80 mg")],
          [("Negated", True, "rule:neg.ruled_out")]),
     ],
-    # the CRF tags the negated verb phrase itself as the Effect: the cue inside it negates it
+    # the CRF tags the negated verb phrase itself as the Effect; the cue is trimmed out of it
     ("crf", "She did not develop any rash after amoxicillin 500 mg."): [
-        ("Adverse_event", "after", [("Effect", "did not develop any rash"), ("Treatment", "amoxicillin 500 mg")],
+        ("Adverse_event", "after", [("Effect", "any rash"), ("Treatment", "amoxicillin 500 mg")],
          [("Negated", True, "rule:neg.not")]),
     ],
 }
@@ -127,3 +129,28 @@ def test_a_fatal_case_of_a_drug_induced_effect_is_severe() -> None:
     assert [(a.name, a.value, a.source, a.cue.text) for a in ev.attributes] == [
         ("Severity", "High", "rule:sev.fatal", "fatal"),
     ]
+
+
+TRIM = {  # Effect span given by a model -> Effect after pv.postprocess.trim_negation_cues
+    ("The patient did not develop a rash after amoxicillin.", "not develop a rash"): "a rash",
+    ("She did not develop any rash after amoxicillin 500 mg.", "She did not develop any rash"): "any rash",
+    ("He never developed hepatotoxicity on isoniazid.", "never developed hepatotoxicity"): "hepatotoxicity",
+    ("Myopathy was ruled out in this patient taking atorvastatin.", "Myopathy was ruled out"): "Myopathy",
+    ("Neutropenia was not observed with clozapine.", "Neutropenia was not observed"): "Neutropenia",
+    # left alone: a negation inside the span, or one that is all of it
+    ("NMS without rigidity developed on haloperidol.", "NMS without rigidity"): "NMS without rigidity",
+    ("The symptoms did not recur after stopping it.", "The symptoms did not recur"): "The symptoms did not recur",
+    ("It was not observed.", "was not observed"): "was not observed",
+}
+
+
+@pytest.mark.parametrize(("text", "effect"), list(TRIM))
+def test_trim_negation_cues_out_of_the_effect(text: str, effect: str) -> None:
+    from clinex.pv.postprocess import trim_negation_cues
+
+    ev = _event(text, text.split()[-1].rstrip("."), {"Effect": effect})
+    (arg,) = trim_negation_cues(text, ev).arguments
+    expected = TRIM[(text, effect)]
+    assert (arg.span.text, arg.span.start) == (expected, text.index(expected))
+    if expected == effect:
+        assert trim_negation_cues(text, ev) is ev

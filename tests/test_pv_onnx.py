@@ -54,7 +54,7 @@ def test_default_extraction_imports_no_torch() -> None:
     proc = subprocess.run([sys.executable, "-c", _NO_TORCH], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out["model"] == "clinex.pv.onnx.v1"
+    assert out["model"] == "clinex.pv.onnx.v2"
     assert out["events"] == [["Adverse_event", "after", ["Negated"]]]
     assert out["loaded"] == []
     # the only attempt allowed is thinc's optional probe (spaCy, loaded by the attribute
@@ -68,7 +68,7 @@ def test_auto_is_the_shipped_onnx_model() -> None:
     model = load_model("auto")
     assert isinstance(model, OnnxExtractor)
     assert model is load_model("onnx")
-    assert model_id(model) == "clinex.pv.onnx.v1"
+    assert model_id(model) == "clinex.pv.onnx.v2"
     folder = shipped_model_dir("onnx")
     assert folder is not None and folder.parts[-4:] == ("clinex", "resources", "models", "pv_onnx")
     size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
@@ -77,7 +77,7 @@ def test_auto_is_the_shipped_onnx_model() -> None:
         "MODEL_CARD.md", "gate.npz", "model.json", "model.onnx", "tokenizer.json",
     ]
     meta = json.loads((folder / "model.json").read_text(encoding="utf-8"))
-    assert (meta["kind"], meta["name"], meta["graph"]["quantization"]) == ("onnx", "clinex.pv.onnx.v1", "none")
+    assert (meta["kind"], meta["name"], meta["graph"]["quantization"]) == ("onnx", "clinex.pv.onnx.v2", "none")
 
 
 def _key(event) -> tuple:  # noqa: ANN001 - Event
@@ -107,7 +107,7 @@ def test_onnx_and_torch_give_the_same_events_on_phee_dev(shared_data: Path) -> N
     onnx = load_model("onnx").predict_detailed(texts)
     torch = load_model("transformer").predict_detailed(texts)
     assert [[_key(e) for e in evs] for evs, _ in onnx] == [[_key(e) for e in evs] for evs, _ in torch]
-    assert sum(len(evs) for evs, _ in onnx) == 951  # 33 split events joined (pv.postprocess step 4)
+    assert sum(len(evs) for evs, _ in onnx) == 954  # clinex.pv.onnx.v2 (trained on train + dev)
     # the event probabilities (gate) agree to float32 noise, shown after rounding to 4 places
     assert max(abs(a - b) for (_, a), (_, b) in zip(onnx, torch)) <= 2e-4
 
@@ -129,13 +129,13 @@ def test_exact_events_on_hand_written_sentences() -> None:
     # "not" (16-19) governs "develop": PHEE keeps the event, with Negated (appendix A)
     assert _events("The patient did not develop a rash after amoxicillin.") == [(
         "Adverse_event", (35, 40),
-        [("Effect", 30, 34), ("Treatment", 41, 52)],
+        [("Subject", 0, 11), ("Effect", 28, 34), ("Treatment", 41, 52)],
         {"Treatment": [("Drug", 41, 52)]},
         [("Negated", True, 16, 19, "rule:neg.not")],
     )]
     assert _events("A 45-year-old man developed severe hepatotoxicity after taking isoniazid.") == [(
         "Adverse_event", (18, 27),
-        [("Subject", 0, 17), ("Effect", 28, 49), ("Treatment", 56, 72)],
+        [("Subject", 0, 17), ("Effect", 28, 49), ("Treatment", 63, 72)],
         {"Subject": [("Age", 2, 13), ("Gender", 14, 17)], "Treatment": [("Drug", 63, 72)]},
         [("Severity", "High", 28, 34, "model")],
     )]
@@ -150,7 +150,7 @@ def test_exact_events_on_hand_written_sentences() -> None:
 
 def test_events_name_the_onnx_model() -> None:
     (ev,) = load_model("onnx").predict(["Seizures may have been induced by tramadol."])[0]
-    assert ev.source == "clinex.pv.onnx.v1:joint"
+    assert ev.source == "clinex.pv.onnx.v2:joint"
 
 
 def test_thread_setting_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -247,7 +247,7 @@ def test_save_writes_a_folder_that_loads_the_same(tmp_path: Path) -> None:
     assert again.event_threshold == 0.1724 and again.no_effect_min_prob == 0.5
     text = "A 45-year-old man developed severe hepatotoxicity after taking isoniazid."
     assert [_key(e) for e in again.predict([text])[0]] == [_key(e) for e in model.predict([text])[0]]
-    assert model_id(load_model(str(tmp_path / "copy"))).startswith("clinex.pv.onnx.v1+")
+    assert model_id(load_model(str(tmp_path / "copy"))).startswith("clinex.pv.onnx.v2+")
 
 
 _LIGHT_START = """

@@ -61,17 +61,18 @@ def test_shipped_transformer_dev_figures(model, shared_data) -> None:
     dev = read_phee_json(shared_data / "phee" / "json" / "dev.json")
     pred = model.predict([s.text for s in dev])
     flat = flatten(score(dev, [SentenceEvents(id=s.id, text=s.text, events=tuple(p)) for s, p in zip(dev, pred)]))
-    # stop 18: split events joined (pv.postprocess step 4) and the negation / hedge rules
-    # of the QA (without, free of, absence of, was excluded, cannot be excluded): before,
-    # 0.6895 / 0.6325 / 0.6940 / 0.5836 / 0.6250 / 0.5538 / 0.5779
+    # clinex.pv.transformer.v2 was trained on train + dev (stop 19), so these are NOT
+    # held-out figures: they pin the model's behaviour. The train-only run of the same
+    # recipe (v1, run H) gave 0.6899 / 0.6337 / 0.6958 / 0.5816 / 0.6471 / 0.5538 / 0.5785
+    # (docs/pv.md, the model cards).
     expected = {
-        "trigger.classification.f1": 0.6899,
-        "arguments.classification.main.em_f1": 0.6337,
-        "arguments.classification.sub.em_f1": 0.6958,
-        "attributes.Speculated.em_f1": 0.5816,
-        "attributes.Negated.em_f1": 0.6471,
-        "attributes.Severity.em_f1": 0.5538,
-        "attributes.all.em_f1": 0.5785,
+        "trigger.classification.f1": 0.8544,
+        "arguments.classification.main.em_f1": 0.8705,
+        "arguments.classification.sub.em_f1": 0.8775,
+        "attributes.Speculated.em_f1": 0.6056,
+        "attributes.Negated.em_f1": 0.7222,
+        "attributes.Severity.em_f1": 0.5672,
+        "attributes.all.em_f1": 0.6035,
     }
     # small tolerance for float differences between CPUs; a changed decision shows as ~0.001
     assert {k: round(flat[k], 4) for k in expected} == pytest.approx(expected, abs=2e-3)
@@ -99,15 +100,17 @@ def test_shipped_transformer_no_drug_no_event(model) -> None:
 
 
 def test_shipped_transformer_reads_past_its_window(model) -> None:
-    # 3,787 characters, about 600 tokens: the event sits at the end, past one 192-token window
-    text = "the patient was observed " * 150 + "and rash developed after amoxicillin."
+    # 3,457 characters, about 600 tokens: the event sits at the end, past one 192-token window
+    # (stop 19: "the patient was observed " * 150 before; the train + dev model's sentence
+    # gate drops that degenerate text, 0.1517 < 0.1724, though the window finds the event)
+    text = "the patient was observed in the ward, " * 90 + "and rash developed after amoxicillin."
     events = model.predict([text])[0]
     found = {(ev.trigger.text, ev.trigger.start) for ev in events}
-    assert ("developed", 3759) in found
+    assert ("developed", 3429) in found
     # mixed with a short text in one call: each gets what it gets alone
     assert model.predict([text, S1]) == [events, model.predict([S1])[0]]
-    (ev,) = [ev for ev in events if ev.trigger.start == 3759]
+    (ev,) = [ev for ev in events if ev.trigger.start == 3429]
     assert {(a.role, a.span.text, a.span.start) for a in ev.arguments} >= {
-        ("Effect", "rash", 3754),
-        ("Treatment", "amoxicillin", 3775),
+        ("Effect", "rash", 3424),
+        ("Treatment", "amoxicillin", 3445),
     }

@@ -148,7 +148,7 @@ def test_pv_extract_model_is_the_versioned_id_for_every_kind(client: TestClient)
     from clinex.pv.models import model_id
 
     resp = client.post("/api/pv/extract", json={"text": "Rash after amoxicillin.", "model": "transformer"})
-    assert resp.status_code == 200 and resp.json()["model"] == "clinex.pv.transformer.v1"
+    assert resp.status_code == 200 and resp.json()["model"] == "clinex.pv.transformer.v2"
     # auto: the id of the kind the registry picks (clinex.pv.models.REGISTRY)
     resp = client.post("/api/pv/extract", json={"text": "Rash after amoxicillin.", "model": "auto"})
     assert resp.status_code == 200 and resp.json()["model"] == model_id(load_model("auto"))

@@ -46,8 +46,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from clinex.pv.types import Event
+from clinex.text import Span
 
-__all__ = ["finish", "finish_model", "is_negated", "merge_split_events", "warm_up"]
+__all__ = ["finish", "finish_model", "is_negated", "merge_split_events", "trim_negation_cues", "warm_up"]
 
 
 def is_negated(event: Event) -> bool:
@@ -89,7 +90,7 @@ def finish(
     from clinex.pv.gate import apply_gate
 
     texts = list(texts)
-    events = [list(evs) for evs, _ in raw]
+    events = [[trim_negation_cues(text, e) for e in evs] for text, (evs, _) in zip(texts, raw)]
     if attribute_scope:
         from clinex.pv.scope import apply_attribute_scope_batch
 
@@ -155,10 +156,75 @@ def merge_split_events(events: Sequence[Event]) -> list[Event]:
     return [merged]
 
 
+#: A negation that opens an Effect span: "(She) did not develop (any rash)".
+_LEADING_NEGATION = re.compile(
+    r"(?:(?:she|he|they|the\s+patients?|patients?)\s+)?(?:(?:did|does|do|had|has|have)\s+)?(?:not|never)\s+"
+    r"(?:develop(?:ed)?|experienced?|exhibit(?:ed)?|show(?:ed)?|ha[dv]e?|suffer(?:ed)?(?:\s+from)?"
+    r"|present(?:ed)?\s+with)\s+",
+    re.I,
+)
+#: A negation that closes an Effect span: "(Myopathy) was ruled out".
+_TRAILING_NEGATION = re.compile(
+    r"\s+(?:was|were|has\s+been|have\s+been|had\s+been)\s+"
+    r"(?:ruled\s+out|excluded|absent|not\s+(?:observed|seen|found|detected|present))\s*$",
+    re.I,
+)
+
+
+def trim_negation_cues(text: str, event: Event) -> Event:
+    """Take a negation that opens or closes an Effect span out of it (step 0).
+
+    PHEE annotates an absent effect as an event with the Negated attribute whose cue
+    lies outside the Effect span: of the 45 Effect arguments of Negated events in
+    train and dev, 43 hold no negation word (Sun et al., EMNLP 2022, appendix A).
+    A model that tags "did not develop neutropenia" or "Myopathy was ruled out" as the
+    Effect hides the cue inside the span, and the attribute scope rules (step 1) then
+    see no cue before or after it; trimmed, the Effect is "neutropenia" / "Myopathy"
+    and the rules give the event its Negated attribute. Only these verb phrases at
+    the span's edges are trimmed (:data:`_LEADING_NEGATION`,
+    :data:`_TRAILING_NEGATION`); "X without Y" inside an Effect is left alone (in PHEE
+    it names part of the effect: "NMS without rigidity"). Own rule, stop 19 (QA
+    sentences that the train + dev model gave such spans).
+
+    Parameters
+    ----------
+    text : str
+        The sentence the event's offsets point into.
+    event : Event
+
+    Returns
+    -------
+    Event
+        ``event`` itself when no Effect starts or ends with such a phrase (or the phrase
+        is all of it), else a copy with those Effect spans trimmed.
+    """
+    changed = False
+    args = []
+    for arg in event.arguments:
+        frags = arg.span.fragments
+        if arg.role == "Effect" and len(frags) == 1:
+            start, end = frags[0].start, frags[0].end
+            piece = text[start:end]
+            lead = _LEADING_NEGATION.match(piece)
+            new_start = start + lead.end() if lead else start
+            trail = _TRAILING_NEGATION.search(text, new_start, end)
+            new_end = trail.start() if trail and trail.end() == end else end
+            if (new_start, new_end) != (start, end) and new_end > new_start:
+                arg = arg.model_copy(update={"span": Span.from_offsets(text, (new_start, new_end), label=arg.span.label)})
+                changed = True
+        args.append(arg)
+    return event.model_copy(update={"arguments": tuple(args)}) if changed else event
+
+
 #: Words that say nothing happened; as an event's only Effect they are no effect at all
 #: ("Rechallenge with clozapine was uneventful": QA stop 18). Own choice; PHEE never
-#: annotates them as an Effect (0 in train and dev).
-_NON_EFFECTS = re.compile(r"(?:was |were )?(?:uneventful|unremarkable|well[- ]tolerated|tolerated well)", re.I)
+#: annotates them as an Effect (0 in train and dev). "The postoperative course was
+#: uneventful" (the course named before it) is the same statement (stop 19).
+_NON_EFFECTS = re.compile(
+    r"(?:(?:the\s+)?(?:(?:postoperative|post-operative|hospital|clinical|subsequent)\s+)?(?:course|recovery|stay)\s+)?"
+    r"(?:was |were )?(?:uneventful|unremarkable|well[- ]tolerated|tolerated well)",
+    re.I,
+)
 
 
 def _only_non_effects(event: Event) -> bool:

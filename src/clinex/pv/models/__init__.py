@@ -95,10 +95,10 @@ REGISTRY: dict[str, ModelKind] = {
     ),
     "transformer": ModelKind(
         "transformer", "clinex.pv.models.transformer", "TransformerExtractor", "train_transformer",
-        "clinex.pv.transformer.v1", "fine-tuned encoder tagger (needs clinex[train])", shipped="pv_transformer",
+        "clinex.pv.transformer.v2", "fine-tuned encoder tagger (needs clinex[train])", shipped="pv_transformer",
     ),
     "onnx": ModelKind(
-        "onnx", "clinex.pv.models.onnx", "OnnxExtractor", "train_onnx", "clinex.pv.onnx.v1",
+        "onnx", "clinex.pv.models.onnx", "OnnxExtractor", "train_onnx", "clinex.pv.onnx.v2",
         "the transformer exported to ONNX, run by onnxruntime without torch (the default)", shipped="pv_onnx",
         trainer_module="clinex.pv.models.transformer.export", trainable=False,
     ),
@@ -166,7 +166,7 @@ class PVModel(Protocol):
 def model_id(model: Any) -> str:
     """The versioned id of a loaded PHEE model, the same form for every kind.
 
-    The transformer's ``name`` is already its id (``clinex.pv.transformer.v1``); the
+    The transformer's ``name`` is already its id (``clinex.pv.transformer.v2``); the
     CRF's ``name`` is its short name (``crf``) and its id is ``source``
     (``clinex.pv.crf.v1``, the provenance its events carry).
 

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 #: Versioned id of models built on this tag scheme (``Event.source``, ``model.json``).
-MODEL_NAME = "clinex.pv.transformer.v1"
+MODEL_NAME = "clinex.pv.transformer.v2"
 #: Version of the saved model folder (``model.json``, ``heads.safetensors``).
 FORMAT_VERSION = 1
 

@@ -20,7 +20,7 @@ from clinex.pv.types import Event
 __all__ = ["OnnxExtractor", "ONNX_NAME", "ONNX_FORMAT_VERSION", "OUTPUTS", "THREADS_ENV", "MAX_BATCH_TOKENS", "session_threads"]
 
 #: Versioned id of the exported models (``model.json`` ``name``, ``Event.source``).
-ONNX_NAME = "clinex.pv.onnx.v1"
+ONNX_NAME = "clinex.pv.onnx.v2"
 #: Version of the folder layout (``model.json`` keys, graph inputs and outputs).
 ONNX_FORMAT_VERSION = 1
 #: Graph outputs in order: softmax probabilities of the trigger layer, then the event layers.
