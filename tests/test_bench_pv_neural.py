@@ -144,3 +144,21 @@ def test_default_onnx_model_figures_and_cli_run(tmp_path: Path, shared_data: Pat
     assert out["model_mb"] == round(size / 1e6, 1) and out["targets_met.model_mb"] is True
     assert out["targets_met.cli_sentences_per_s"] is (out["cli.sentences_per_s"] >= 200)
     assert out["train_minutes"] == pytest.approx(11.3539, abs=1e-4)  # the exported checkpoint's (train + dev)
+
+
+TRAIN_DEV = Path(__file__).resolve().parents[1] / "bench" / "pv_train_dev.py"
+
+
+def test_pv_train_dev_refuses_an_existing_output_and_a_folder_without_a_model(tmp_path: Path) -> None:
+    """bench/pv_train_dev.py (the v2 recipe) checks its folders before any training."""
+    out = tmp_path / "v2"
+    out.mkdir()
+    run = [sys.executable, str(TRAIN_DEV), "--out", str(out), "--calibrated-from", str(tmp_path)]
+    proc = subprocess.run(run, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == f"[CLX001] {out}: output folder exists; choose a new one\n"
+    run[3] = str(tmp_path / "new")
+    proc = subprocess.run(run, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr == f"[CLX001] {tmp_path}: no model.json in the train-only model folder\n"
+    assert not (tmp_path / "new").exists()

@@ -154,3 +154,48 @@ def test_trim_negation_cues_out_of_the_effect(text: str, effect: str) -> None:
     assert (arg.span.text, arg.span.start) == (expected, text.index(expected))
     if expected == effect:
         assert trim_negation_cues(text, ev) is ev
+
+
+QA19 = {  # QA stop 19 (a drug-safety tester's sentences), default (onnx v2) model: (type, trigger, Effect, attributes)
+    "The rash resolved after treatment with topical clobetasol.": [
+        ("Potential_therapeutic_event", "after", ["rash resolved"], [])],
+    "Treatment with imatinib achieved a durable molecular response in chronic myeloid leukemia.": [
+        ("Potential_therapeutic_event", "achieved", ["a durable molecular response"], [])],
+    "He was started on atorvastatin 20 mg daily.": [],
+    ("Following administration of a single 2 g intravenous dose of ceftriaxone for suspected meningitis, "
+     "the 8-year-old boy developed acute immune hemolytic anemia with a hemoglobin nadir of 4.2 g/dL."): [
+        ("Adverse_event", "developed", ["acute immune hemolytic anemia with a hemoglobin nadir"], [])],
+}
+
+
+@pytest.mark.parametrize("text", list(QA19))
+def test_qa19_sentences(text: str) -> None:
+    got = [(e.event_type, e.trigger.text, [a.span.text for a in e.main("Effect")], [a.name for a in e.attributes])
+           for e in extract(text)]
+    assert got == QA19[text]
+
+
+RETYPE = {  # (sentence, trigger, Effect) of a predicted Adverse_event -> type after retype_therapeutic
+    ("The rash resolved after treatment with topical clobetasol.", "after", "rash resolved"): "Potential_therapeutic_event",
+    ("Seizures were controlled with levetiracetam.", "controlled", "Seizures"): "Potential_therapeutic_event",
+    # a dechallenge, a causal tie, an adverse descriptor: left an Adverse_event
+    ("The rash resolved after stopping amoxicillin.", "after", "rash resolved"): "Adverse_event",
+    ("Lithium-induced tremor improved with propranolol.", "improved", "tremor"): "Adverse_event",
+    ("Reversible encephalopathy developed on cisplatin.", "developed", "Reversible encephalopathy"): "Adverse_event",
+    ("An adverse response to clonidine occurred.", "occurred", "adverse response"): "Adverse_event",
+    ("Warfarin raised the international normalized ratio.", "raised", "international normalized ratio"): "Adverse_event",
+}
+
+
+@pytest.mark.parametrize(("text", "trigger", "effect"), list(RETYPE))
+def test_retype_therapeutic(text: str, trigger: str, effect: str) -> None:
+    from clinex.pv.postprocess import retype_therapeutic
+
+    ev = _event(text, trigger, {"Effect": effect})
+    out = retype_therapeutic(text, ev)
+    expected = RETYPE[(text, trigger, effect)]
+    assert out.event_type == expected
+    if expected == "Adverse_event":
+        assert out is ev
+    else:
+        assert (out.trigger.label, out.arguments) == (expected, ev.arguments)

@@ -48,7 +48,7 @@ from typing import Any
 from clinex.pv.types import Event
 from clinex.text import Span
 
-__all__ = ["finish", "finish_model", "is_negated", "merge_split_events", "trim_negation_cues", "warm_up"]
+__all__ = ["finish", "finish_model", "is_negated", "merge_split_events", "retype_therapeutic", "trim_negation_cues", "warm_up"]
 
 
 def is_negated(event: Event) -> bool:
@@ -90,7 +90,7 @@ def finish(
     from clinex.pv.gate import apply_gate
 
     texts = list(texts)
-    events = [[trim_negation_cues(text, e) for e in evs] for text, (evs, _) in zip(texts, raw)]
+    events = [[retype_therapeutic(text, trim_negation_cues(text, e)) for e in evs] for text, (evs, _) in zip(texts, raw)]
     if attribute_scope:
         from clinex.pv.scope import apply_attribute_scope_batch
 
@@ -216,6 +216,62 @@ def trim_negation_cues(text: str, event: Event) -> Event:
     return event.model_copy(update={"arguments": tuple(args)}) if changed else event
 
 
+#: A therapeutic outcome in an Effect or trigger: the drug helped (PHEE's
+#: Potential_therapeutic_event). "reversible", "adverse / immune / allergic response",
+#: "normalized ratio" (INR) and "ventricular response" describe adverse effects.
+_THERAPEUTIC = re.compile(
+    r"\b(?:resolved|resolution|improved|improvement|remissions?|responded"
+    r"|(?<!adverse )(?<!immune )(?<!allergic )(?<!ventricular )responses?"
+    r"|recovered|recovery|reversed|reversal|relieved|relief|successful(?:ly)?|effective|efficacy"
+    r"|(?<!well )controlled|normali[sz]ed(?! ratio)|disappeared|abated|subsided|cured)\b",
+    re.I,
+)
+#: Withdrawal or change of a drug: an outcome after it is a dechallenge of an adverse
+#: effect ("the rash resolved after stopping X"), not a therapeutic effect.
+_WITHDRAWAL = re.compile(
+    r"\b(?:discontinu\w*|withdr[ae]w\w*|stopp\w*|stop|cessation|ceased|taper\w*|switch\w*|conver\w*"
+    r"|dechallenge|interrupt\w*|reduc\w*|lower\w*|held|halted)\b",
+    re.I,
+)
+#: Words that tie the effect to the drug as its cause.
+_CAUSAL = re.compile(r"-induced|\binduced\s+by\b|\bcaused\s+by\b|\bdue\s+to\b|\btoxicity\b", re.I)
+
+
+def retype_therapeutic(text: str, event: Event) -> Event:
+    """An Adverse_event whose Effect or trigger names a therapeutic outcome becomes a
+    Potential_therapeutic_event.
+
+    "The rash resolved after treatment with topical clobetasol", "imatinib achieved a
+    durable molecular response": the drug helped, which PHEE annotates as a potential
+    therapeutic event (Sun et al., EMNLP 2022, §3). Applied only when the sentence names
+    no withdrawal or change of a drug (:data:`_WITHDRAWAL`: an outcome after stopping a
+    drug is the dechallenge of its adverse effect) and no causal tie of an effect to a
+    drug (:data:`_CAUSAL`: "X-induced", "due to", "toxicity"), where the sentence holds
+    an adverse effect too. Own rule (stop 19 QA: a drug-safety tester's sentences);
+    on PHEE dev see docs/pv.md.
+
+    Parameters
+    ----------
+    text : str
+        The sentence the event's offsets point into.
+    event : Event
+
+    Returns
+    -------
+    Event
+        ``event`` itself, or a copy with ``event_type="Potential_therapeutic_event"``.
+    """
+    if event.event_type != "Adverse_event" or _WITHDRAWAL.search(text) or _CAUSAL.search(text):
+        return event
+    words = [a.span.text for a in event.main("Effect")] + [event.trigger.text]
+    if not any(_THERAPEUTIC.search(w) for w in words):
+        return event
+    return event.model_copy(update={
+        "event_type": "Potential_therapeutic_event",
+        "trigger": event.trigger.model_copy(update={"label": "Potential_therapeutic_event"}),
+    })
+
+
 #: Words that say nothing happened; as an event's only Effect they are no effect at all
 #: ("Rechallenge with clozapine was uneventful": QA stop 18). Own choice; PHEE never
 #: annotates them as an Effect (0 in train and dev). "The postoperative course was
@@ -238,10 +294,21 @@ def _has_arguments(event: Event) -> bool:
     return bool(event.arguments or any(event.sub_arguments.values()) or event.combinations)
 
 
+#: Triggers that start a therapy: an Adverse_event with one of them and no Effect is a
+#: sentence about giving a drug ("He was started on atorvastatin 20 mg daily"; QA stop 19).
+_THERAPY_START = re.compile(
+    r"(?:started|starting|initiated|initiation|begun|began|commenced|prescribed|given|administered|received|receiving)",
+    re.I,
+)
+
+
 def _has_outcome(event: Event, min_prob: float) -> bool:
-    """False for an Adverse_event without an Effect whose trigger probability is below ``min_prob``."""
+    """False for an Adverse_event without an Effect whose trigger probability is below
+    ``min_prob``, or whose trigger only says a therapy was started or given."""
     if event.event_type != "Adverse_event" or event.main("Effect") or min_prob <= 0.0:
         return True
+    if _THERAPY_START.fullmatch(event.trigger.text.strip()):
+        return False
     return event.score is not None and event.score >= min_prob
 
 
