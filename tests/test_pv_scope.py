@@ -545,3 +545,50 @@ def test_warm_up_builds_the_scope_pipeline_and_gazetteer_once() -> None:
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out == {"thread": "clinex-pv-warm-up", "daemon": True, "again": None, "pipelines": 1,
                    "spacy": True, "gazetteer": True, "nothing": None}
+
+
+_HIDER = """
+import json, sys, threading
+from clinex.context_rules import _ThreadHider
+
+res, ready, done = {}, threading.Event(), threading.Event()
+
+
+def owner():
+    hider = _ThreadHider()
+    sys.meta_path.insert(0, hider)
+    try:
+        try:
+            import sklearn  # noqa: F401
+            res["owner"] = "imported"
+        except ModuleNotFoundError:
+            res["owner"] = "hidden"
+        import nltk
+        res["owner_nltk"] = hasattr(nltk, "__version__")
+        ready.set()
+        done.wait(60)
+    finally:
+        sys.meta_path.remove(hider)
+
+
+t = threading.Thread(target=owner)
+t.start()
+ready.wait(60)
+import sklearn.feature_extraction.text  # noqa: F401
+res["main"] = "imported"
+done.set()
+t.join()
+print(json.dumps(res))
+"""
+
+
+def test_import_hiding_is_confined_to_the_importing_thread() -> None:
+    """While one thread imports medspaCy (the model warm-up), scikit-learn is hidden
+    from that thread only: the main thread imports it as usual (a stop-19 race)."""
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _HIDER], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"owner": "hidden", "owner_nltk": False, "main": "imported"}

@@ -28,6 +28,8 @@ References
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import itertools
 import sys
 import threading
@@ -51,17 +53,45 @@ _STUBBED = ("nltk",)
 _IMPORT_LOCK = threading.Lock()
 
 
+class _ThreadHider(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """While installed, makes one thread's imports of :data:`_PROBED_ONLY` fail and
+    gives that thread an empty module for :data:`_STUBBED`; other threads import as usual.
+
+    Thread-confined, so a model's background warm-up (:func:`clinex.pv.postprocess.warm_up`)
+    that imports medspaCy never hides scikit-learn or torch from the main thread.
+    """
+
+    def __init__(self) -> None:
+        self.owner = threading.get_ident()
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if threading.get_ident() != self.owner:
+            return None
+        if any(name == p or name.startswith(p + ".") for p in _PROBED_ONLY):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        if name in _STUBBED:
+            return importlib.machinery.ModuleSpec(name, self)
+        return None
+
+    def create_module(self, spec: Any) -> None:
+        return None  # the default (empty) module
+
+    def exec_module(self, module: ModuleType) -> None:
+        return None
+
+
 def import_medspacy() -> ModuleType:
     """Import medspaCy (its spaCy factories are then registered) and return it.
 
     While medspaCy is first imported, the libraries in :data:`_PROBED_ONLY` that are
-    not imported yet are hidden, so the probes of thinc and NLTK take the
-    "not installed" path; they are visible again as soon as the import returns, so a
-    later ``import torch`` / ``import sklearn`` (the neural PHEE model, the RoB sentence
-    model) works as usual. Only those probing modules (thinc's torch support, NLTK's
+    not imported yet are hidden from the importing thread, so the probes of thinc and
+    NLTK take the "not installed" path; other threads, and every later import, see them
+    as usual, so ``import torch`` / ``import sklearn`` (the neural PHEE model, the RoB
+    sentence model) works. Only those probing modules (thinc's torch support, NLTK's
     scikit-learn wrappers) see the libraries as missing, and clinex uses neither.
-    The libraries in :data:`_STUBBED` are replaced by an empty module for the same
-    time (QuickUMLS keeps that module, and clinex never builds a QuickUMLS matcher).
+    The libraries in :data:`_STUBBED` get an empty module for the same time, removed
+    from ``sys.modules`` afterwards (QuickUMLS keeps its reference, and clinex never
+    builds a QuickUMLS matcher).
 
     Returns
     -------
@@ -73,21 +103,18 @@ def import_medspacy() -> ModuleType:
 
         return medspacy
     with _IMPORT_LOCK:
-        hidden = [name for name in _PROBED_ONLY if name not in sys.modules]
-        for name in hidden:
-            sys.modules[name] = None  # type: ignore[assignment]  # "import name" raises ImportError
-        stubs = {name: ModuleType(name) for name in _STUBBED if name not in sys.modules}
-        sys.modules.update(stubs)
+        hider = _ThreadHider()
+        sys.meta_path.insert(0, hider)
         try:
             import medspacy
         finally:
-            for name in hidden:
-                if name in sys.modules and sys.modules[name] is None:
-                    del sys.modules[name]
-            for name, stub in stubs.items():
-                if sys.modules.get(name) is stub:
+            sys.meta_path.remove(hider)
+            for name in _STUBBED:
+                module = sys.modules.get(name)
+                if module is not None and getattr(module.__spec__, "loader", None) is hider:
                     del sys.modules[name]
     return medspacy
+
 
 #: Keys that medspaCy's ``ConTextRule.from_dict`` accepts (medspaCy 1.3).
 MEDSPACY_RULE_KEYS: frozenset[str] = frozenset(

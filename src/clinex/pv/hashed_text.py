@@ -92,11 +92,18 @@ def hashed_indices(features: Iterable[str], n_features: int) -> Counter:
     return cols
 
 
-def _block_dot(cols: Counter, coef: Any, offset: int) -> float:
-    norm = math.sqrt(sum(v * v for v in cols.values()))
-    if not norm:
+def _block_dot(features: list[str], coef: Any, offset: int, n_features: int) -> float:
+    """``x @ coef[offset:offset + n_features]`` for the L2-normalised count vector of ``features``."""
+    import numpy as np
+    from murmurhash.mrmr import hash as murmur
+
+    if not features:
         return 0.0
-    return sum(v * float(coef[offset + c]) for c, v in cols.items()) / norm
+    h = np.fromiter((murmur(f) for f in features), dtype=np.int64, count=len(features))
+    cols = np.where(h == _INT32_MIN, (2147483647 - (n_features - 1)) % n_features, np.abs(h) % n_features)
+    cols, counts = np.unique(cols, return_counts=True)
+    counts = counts.astype(np.float64)
+    return float(counts @ np.asarray(coef[offset + cols], dtype=np.float64)) / math.sqrt(float(counts @ counts))
 
 
 def hashed_logits(texts: Sequence[str], coef: Any, intercept: float, n_features: int) -> list[float]:
@@ -117,9 +124,9 @@ def hashed_logits(texts: Sequence[str], coef: Any, intercept: float, n_features:
         ``x_word @ coef[:n] + x_char @ coef[n:] + intercept`` per text, where each block
         is the L2-normalised count vector (an empty block contributes 0).
     """
-    out = []
-    for text in texts:
-        words = hashed_indices(word_ngrams(text), n_features)
-        chars = hashed_indices(char_wb_ngrams(text), n_features)
-        out.append(_block_dot(words, coef, 0) + _block_dot(chars, coef, n_features) + float(intercept))
-    return out
+    return [
+        _block_dot(word_ngrams(text), coef, 0, n_features)
+        + _block_dot(char_wb_ngrams(text), coef, n_features, n_features)
+        + float(intercept)
+        for text in texts
+    ]
