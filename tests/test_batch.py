@@ -105,6 +105,9 @@ def test_pv_batch_folder_and_file_as_output(tmp_path: Path) -> None:
     assert summary.n_items == 3 and not summary.errors
     ids = [r[0] for r in read_results(tmp_path / "out", "SELECT id FROM results ORDER BY id")]
     assert ids == ["notes_1", "notes_2", "x"]
+    # a plain-text file's sentences name where they start in it; a JSON-lines record does not
+    got = read_results(tmp_path / "out", "SELECT id, phee_json FROM results ORDER BY id")
+    assert [(rid, json.loads(doc).get("offset")) for rid, doc in got] == [("notes_1", 0), ("notes_2", 24), ("x", None)]
     with pytest.raises(InputError, match="output must be a folder"):
         run_batch("pv", [folder], folder / "a.jsonl")
 

@@ -162,7 +162,7 @@ def test_empty_text_gives_one_record_without_events(cli, tmp_path: Path) -> None
     assert res.code == 0
     assert out.read_text(encoding="utf-8") == (
         '{"id": "text_1", "context": "", "is_mult_event": false, "annotations": [{"events": []}], '
-        '"model": "clinex.pv.crf.v1"}\n'
+        '"model": "clinex.pv.crf.v1", "offset": 0}\n'
     )
     assert [(i.id, i.text, i.events) for i in extract_records([("a", ""), ("b", " ")], model="crf")] == [
         ("a", "", ()),
@@ -269,3 +269,30 @@ def test_empty_jsonl_warns_and_empty_dev_is_refused(cli, tmp_path: Path) -> None
     assert res.code == 2
     assert f"[CLX001] {empty}: no dev sentences in the file; leave --dev out" in res.stderr
     assert not (tmp_path / "m").exists()
+
+
+def test_plain_text_sentence_records_carry_their_offset_in_the_file(cli, tmp_path: Path) -> None:
+    """A .txt input is cut into sentence records; each names where it starts in the file,
+    so an event span maps back to the document (offset + span start), and the offset
+    round-trips through PHEE JSON; JSON-lines records (their own documents) carry none."""
+    from clinex.pv.formats.phee_json import read_phee_json
+
+    text = "A 60-year-old man developed rash after amoxicillin. He recovered.\n\nNo events here.\n"
+    src = tmp_path / "case.txt"
+    src.write_text(text, encoding="utf-8")
+    out = tmp_path / "case.json"
+    res = cli("pv", "extract", "--model", "crf", "-i", str(src), "-o", str(out))
+    assert res.code == 0, res.stderr
+    items = read_phee_json(out)
+    assert [(i.id, i.offset, i.text) for i in items] == [
+        ("case_1", 0, "A 60-year-old man developed rash after amoxicillin."),
+        ("case_2", 52, "He recovered."),
+        ("case_3", 67, "No events here."),
+    ]
+    assert all(text[i.offset : i.offset + len(i.text)] == i.text for i in items)
+    drug = items[0].events[0].main("Treatment")[0].span
+    assert text[items[0].offset + drug.start : items[0].offset + drug.end] == "amoxicillin"
+    jl = tmp_path / "r.jsonl"
+    jl.write_text('{"id": "r1", "text": "Rash after amoxicillin."}\n', encoding="utf-8")
+    res = cli("pv", "extract", "--model", "crf", "-i", str(jl), "-o", str(tmp_path / "r.json"))
+    assert res.code == 0 and [i.offset for i in read_phee_json(tmp_path / "r.json")] == [None]

@@ -129,10 +129,11 @@ class BatchSummary:
 def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
     """JSON lines (``id`` + ``text`` or PHEE ``context``) as one item per record;
     plain text split into sentences; a folder gives its ``.jsonl``/``.json``/``.txt``
-    (none: one error item). Each item's payload is ``(text, source file)``."""
+    (none: one error item). Each item's payload is ``(text, source file, offset)``: the
+    offset of a plain-text file's sentence in that file, None for a JSON-lines record."""
     from clinex.io.jsonl import iter_jsonl_texts
     from clinex.io.textfile import read_text
-    from clinex.pv.pipeline import text_records
+    from clinex.pv.pipeline import text_record_offsets, text_records
 
     for p in _files(path, _PV_SUFFIXES):
         if isinstance(p, ItemError):
@@ -149,12 +150,13 @@ def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
                 for rec in records:
                     yield from (ItemError(f"{p}:{e.line}", str(e)) for e in errors)
                     errors.clear()
-                    yield Item(rec.id, (rec.text, str(p)))
+                    yield Item(rec.id, (rec.text, str(p), None))
                 yield from (ItemError(f"{p}:{e.line}", str(e)) for e in errors)
             else:
                 # the plain-text rule of `clinex pv extract`: blank text is one empty record
-                for rid, sent in text_records(read_text(p), p.stem):
-                    yield Item(rid, (sent, str(p)))
+                text = read_text(p)
+                for (rid, sent), start in zip(text_records(text, p.stem), text_record_offsets(text)):
+                    yield Item(rid, (sent, str(p), start))
         except ClinexError as exc:
             yield ItemError(str(p), str(exc))
 
@@ -170,16 +172,18 @@ def _pv_process(
     model = _cached(f"pv:{spec}", lambda: load_model(spec))
     records = [(it.id, it.payload[0]) for it in items]
     sources = [it.payload[1] for it in items]
+    offsets = [it.payload[2] for it in items]  # a plain-text file's sentence starts (None: JSON lines)
     try:  # one batched model call per `batch_size` records, as `clinex pv extract --batch-size`
         # extract_records gives one result per record, in order
         results = list(zip(sources, [r for b in range(0, len(records), batch_size)
-                                     for r in extract_records(records[b : b + batch_size], model=model)]))
+                                     for r in extract_records(records[b : b + batch_size], model=model,
+                                                              offsets=offsets[b : b + batch_size])]))
     except ClinexError:  # isolate the item the model rejects; keep the others
         results = []
         errors: list[ItemError] = []
-        for rec, src in zip(records, sources):
+        for rec, src, start in zip(records, sources, offsets):
             try:
-                results.extend((src, r) for r in extract_records([rec], model=model))
+                results.extend((src, r) for r in extract_records([rec], model=model, offsets=[start]))
             except ClinexError as exc:
                 errors.append(ItemError(rec[0], str(exc)))
     else:

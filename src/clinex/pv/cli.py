@@ -19,7 +19,7 @@ from pathlib import Path as _Path  # noqa: E402
 from clinex.llm.options import llm_options  # noqa: E402  (light: typer only)
 from clinex.pv.models import REGISTRY as _MODEL_REGISTRY  # noqa: E402  (light: no model library)
 from clinex.pv.models import model_names as _model_names  # noqa: E402
-from clinex.pv.pipeline import RECORDS_PER_CALL  # noqa: E402  (light: clinex.text only)
+from clinex.pv.pipeline import RECORDS_PER_CALL, text_record_offsets  # noqa: E402  (light: clinex.text only)
 
 _MODEL_CHOICES = " | ".join(_model_names())  # help texts: the registry's names
 _KIND_CHOICES = " | ".join(_MODEL_REGISTRY)
@@ -189,13 +189,14 @@ def extract_cmd(
 
     skipped: list[str] = []
     records: list[tuple[str, str]]
+    offsets: list[int] | None = None  # plain text: where each sentence record starts
     in_file: _Path | None = None
     if example:
         from clinex.pv.examples import example as _example
 
         records = [_example(0)]
     elif text is not None and text != "-":
-        records = _pv_records_from_text(text, "text")
+        records, offsets = _pv_records_from_text(text, "text"), text_record_offsets(text)
     else:
         if text == "-" or input_path == "-":
             data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
@@ -239,7 +240,7 @@ def extract_cmd(
             from clinex.io.textfile import decode_text
 
             decoded = decode_text(data, path=label)
-            records = _pv_records_from_text(decoded, name)
+            records, offsets = _pv_records_from_text(decoded, name), text_record_offsets(decoded)
             if not decoded.strip():  # still one empty record (the one rule for blank text), but say so
                 typer.echo(f"warning: {label}: no text ({len(data)} bytes); one record with no events", err=True)
 
@@ -268,7 +269,8 @@ def extract_cmd(
     with Progress("extract", total=len(records), unit="records", enabled=len(records) > batch_size) as bar:
         for b in range(0, len(records), batch_size):  # one batched model call per chunk
             part = records[b : b + batch_size]
-            items += extract_records(part, model=loaded, min_trigger_prob=min_trigger_prob, on_error=record_failed)
+            items += extract_records(part, model=loaded, min_trigger_prob=min_trigger_prob, on_error=record_failed,
+                                     offsets=None if offsets is None else offsets[b : b + batch_size])
             bar.advance(len(part))
     if failed and len(failed) == sum(1 for _, t in records if t.strip()):
         raise failed[0]  # nothing extracted at all (server down, wrong model): exit 2, no output

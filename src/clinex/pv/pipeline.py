@@ -36,6 +36,7 @@ __all__ = [
     "filter_events",
     "sentence_pieces",
     "shift_event",
+    "text_record_offsets",
     "text_records",
 ]
 
@@ -75,6 +76,11 @@ def text_records(text: str, name: str) -> list[tuple[str, str]]:
     empty or blank text gives one record ``NAME_1`` with that text (and no events).
     """
     return [(f"{name}_{k}", piece) for k, (_, _, piece) in enumerate(sentence_pieces(text), start=1)]
+
+
+def text_record_offsets(text: str) -> list[int]:
+    """Where each record of :func:`text_records` starts in ``text`` (code points, same order)."""
+    return [start for start, _, _ in sentence_pieces(text)]
 
 
 def filter_events(events: Iterable[Event], min_trigger_prob: float = 0.0) -> list[Event]:
@@ -130,7 +136,7 @@ def predict_detailed(model: Any, texts: Sequence[str]) -> list[tuple[list[Event]
 
 def extract_records(
     records: Sequence[tuple[str, str]], *, model: Any = "auto", min_trigger_prob: float = 0.0,
-    on_error: Any = None,
+    on_error: Any = None, offsets: Sequence[int | None] | None = None,
 ) -> list[SentenceEvents]:
     """Events of each record; every record goes to the model whole (never split).
 
@@ -149,6 +155,9 @@ def extract_records(
         For a model with ``predict_records`` (the ``llm`` kind, whose calls can fail
         per record): a record whose call failed is passed here and left out of the
         result. Without it the first such error is raised (it names the record id).
+    offsets : sequence of int or None, optional
+        One per record: where its text starts in the document it was cut from
+        (:func:`text_record_offsets`), set as :attr:`SentenceEvents.offset`.
 
     Returns
     -------
@@ -168,6 +177,8 @@ def extract_records(
     from clinex.errors import InputError
     from clinex.pv.models import model_id
 
+    if offsets is not None and len(offsets) != len(records):
+        raise InputError(f"{len(offsets)} offsets for {len(records)} records", field="offsets")
     for rid, text in records:
         try:
             text.encode("utf-8")
@@ -207,6 +218,7 @@ def extract_records(
                 events=tuple(filter_events(events, min_trigger_prob)),
                 model=mid,
                 event_probability=prob,
+                offset=None if offsets is None else offsets[k],
             )
         )
     return out
@@ -314,6 +326,7 @@ def extract_text_sentences(
         [(f"{prefix}{k}", t) for k, (_, _, t) in enumerate(pieces, start=1)],
         model=model,
         min_trigger_prob=min_trigger_prob,
+        offsets=[start for start, _, _ in pieces] if split else None,
     )
     events = [shift_event(ev, start, text) for (start, _, _), item in zip(pieces, items) for ev in item.events]
     probs = [i.event_probability for i in items if i.event_probability is not None]

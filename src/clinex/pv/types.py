@@ -155,6 +155,12 @@ class SentenceEvents(BaseModel):
         The model's probability that the sentence holds any event, in [0, 1]
         (:mod:`clinex.pv.gate`; predictions only): below the model's
         ``event_threshold`` the sentence gets no event.
+    offset : int or None
+        Character offset (code points) of ``text`` in the document it was cut from,
+        for the sentence records of a plain-text input (``clinex pv extract -i
+        FILE.txt``, ``clinex batch pv``): ``document[offset:offset + len(text)] ==
+        text``, and an event span's start plus ``offset`` is its place in the
+        document. None for a record that is its own document (JSON lines, PHEE).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -164,3 +170,4 @@ class SentenceEvents(BaseModel):
     events: tuple[Event, ...] = ()
     model: str | None = None
     event_probability: float | None = None
+    offset: int | None = Field(default=None, ge=0)

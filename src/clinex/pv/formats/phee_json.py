@@ -28,7 +28,8 @@ Conventions of the reader:
 
 Provenance of predictions (clinex's additions, written only when set, so that gold
 corpus lines round-trip unchanged): a sentence may carry ``model`` (the versioned
-model id) and ``event_probability`` (the sentence-level event decision,
+model id), ``offset`` (where a plain-text input's sentence starts in its file) and
+``event_probability`` (the sentence-level event decision,
 :mod:`clinex.pv.gate`); an event ``model`` (:attr:`Event.source`) and
 ``trigger_probability`` (:attr:`Event.score`); an attribute node ``source``, one
 string per cue (``"model"`` or ``"rule:<id>"``).
@@ -320,8 +321,11 @@ def parse_phee_dict(
     prob = obj.get("event_probability")
     if prob is not None and (isinstance(prob, bool) or not isinstance(prob, int | float) or not 0 <= prob <= 1):
         raise ctx.fmt("must be a number in [0, 1]", "event_probability")
+    offset = obj.get("offset")
+    if offset is not None and (isinstance(offset, bool) or not isinstance(offset, int) or offset < 0):
+        raise ctx.fmt("must be a whole number >= 0", "offset")
     return SentenceEvents(
-        id=obj["id"], text=obj["context"], events=events, model=model, event_probability=prob
+        id=obj["id"], text=obj["context"], events=events, model=model, event_probability=prob, offset=offset
     )
 
 
@@ -554,6 +558,8 @@ def to_phee_dict(item: SentenceEvents) -> dict[str, Any]:
         out["model"] = item.model
     if item.event_probability is not None:
         out["event_probability"] = item.event_probability
+    if item.offset is not None:
+        out["offset"] = item.offset
     return out
 
 
