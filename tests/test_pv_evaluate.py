@@ -292,3 +292,22 @@ def test_cli_bad_files_exit_2(cli, tmp_path: Path) -> None:
     write_phee_json([SentenceEvents(id="nope", text="x")], extra)
     res = cli("pv", "evaluate", "--gold", g, "--pred", extra)
     assert res.code == 2 and res.stderr.startswith(f"[CLX007] {extra}: predicted sentence id 'nope'")
+
+
+def test_an_empty_gold_file_is_named_as_empty(cli, tmp_path) -> None:  # noqa: ANN001
+    """Fresh-user defect (stop 19): an empty gold file said the first predicted id 'is not in the gold'."""
+    gold, pred = tmp_path / "gold.json", tmp_path / "pred.json"
+    gold.write_text("", encoding="utf-8")
+    pred.write_text('{"id": "r1", "context": "Rash."}\n', encoding="utf-8")
+    res = cli("pv", "evaluate", "--gold", str(gold), "--pred", str(pred))
+    assert res.code == 2 and res.stderr.strip().endswith(f"[CLX007] {gold}: the gold file holds no sentences")
+
+
+def test_an_output_below_a_file_names_the_file(cli, tmp_path) -> None:  # noqa: ANN001
+    """Fresh-user defect (stop 19): '-o notes.txt/x.json' said 'File exists'."""
+    (tmp_path / "notes.txt").write_text("user file", encoding="utf-8")
+    out = tmp_path / "notes.txt" / "x.json"
+    res = cli("pv", "extract", "--model", "crf", "Rash after amoxicillin.", "-o", str(out))
+    assert res.code == 2
+    assert res.stderr.strip() == f"[CLX001] {out}: cannot write the output file: {tmp_path / 'notes.txt'} is a file, not a folder"
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "user file"

@@ -162,6 +162,9 @@ QA19 = {  # QA stop 19 (a drug-safety tester's sentences), default (onnx v2) mod
     "Treatment with imatinib achieved a durable molecular response in chronic myeloid leukemia.": [
         ("Potential_therapeutic_event", "achieved", ["a durable molecular response"], [])],
     "He was started on atorvastatin 20 mg daily.": [],
+    # fresh-user QA: the resolution is hedged and negated, not the event (pseudo.not_resolve)
+    "Lithium-induced nephrogenic diabetes insipidus may not resolve after withdrawal.": [
+        ("Adverse_event", "induced", ["nephrogenic diabetes insipidus"], [])],
     ("Following administration of a single 2 g intravenous dose of ceftriaxone for suspected meningitis, "
      "the 8-year-old boy developed acute immune hemolytic anemia with a hemoglobin nadir of 4.2 g/dL."): [
         ("Adverse_event", "developed", ["acute immune hemolytic anemia with a hemoglobin nadir"], [])],

@@ -54,7 +54,7 @@ def test_rob_assess_model_parameter(client: TestClient) -> None:
     assert resp.json()["model"].startswith("clinex.rob.cues") and resp.json()["source"] == "t.txt"
     resp = client.post("/api/rob/assess", params={"filename": "t.txt", "model": "nosuch"},
                        content=TRIAL.encode())
-    assert resp.status_code == 422 and resp.json()["error"]["code"] == "CLX005"
+    assert resp.status_code == 422 and resp.json()["error"]["code"] == "CLX006"
     assert resp.json()["error"]["field"] == "model"
 
 
@@ -88,7 +88,7 @@ def test_pv_extract_unknown_model_is_422(client: TestClient) -> None:
     resp = client.post("/api/pv/extract", json={"text": "Rash after drug.", "model": "/etc"})
     assert resp.status_code == 422
     err = resp.json()["error"]
-    assert err["code"] == "CLX005" and "not one of auto, crf, transformer" in err["message"]
+    assert err["code"] == "CLX006" and "not one of auto, crf, transformer" in err["message"]  # as the CLI
 
 
 def test_cohort_screen_upload(client: TestClient, shared_data: Path) -> None:
@@ -252,6 +252,24 @@ def test_pv_upload_jsonl_records_are_read_whole(client: TestClient) -> None:
     assert [[(s["start"], s["end"]) for s in d["sentences"]] for d in docs] == [[(0, 36)], [(0, 7)]]
     err = client.post("/api/pv/upload", params={"filename": "x.jsonl"}, content=b"").json()["error"]
     assert err["message"] == "[CLX001] x.jsonl: no records (empty JSON lines file)"
+    assert resp.json()["skipped"] == []
+
+
+def test_pv_upload_skips_a_bad_json_line_as_the_cli_does(client: TestClient, cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """Fresh-user defect (stop 19): one bad line refused the whole upload, while
+    `clinex pv extract` skips and reports it; now both keep the good records."""
+    lines = b'{"id": "a", "text": "Rash after penicillin."}\n{not json\n{"id": "c", "text": "Nausea."}\n'
+    resp = client.post("/api/pv/upload", params={"filename": "m.jsonl", "model": "crf"}, content=lines)
+    assert resp.status_code == 200, resp.text
+    body = resp.json()
+    assert [d["record"]["id"] for d in body["documents"]] == ["a", "c"]
+    assert len(body["skipped"]) == 1 and body["skipped"][0].startswith("[CLX002] m.jsonl:2: ")
+    src = tmp_path / "m.jsonl"
+    src.write_bytes(lines)
+    res = cli("pv", "extract", "--model", "crf", "-i", str(src), "-o", str(tmp_path / "o.json"))
+    assert res.code == 1 and f"skipped: [CLX002] {src}:2: " in res.stderr
+    only_bad = client.post("/api/pv/upload", params={"filename": "b.jsonl"}, content=b"{x\n").json()["error"]
+    assert only_bad["message"].startswith("[CLX001] b.jsonl: no usable line (1 bad lines; first: [CLX002] b.jsonl:1: ")
 
 
 def test_uploads_are_sniffed(client: TestClient) -> None:
@@ -350,7 +368,7 @@ def test_cohort_downloads_are_what_the_cli_writes(client: TestClient, tmp_path: 
 def test_cohort_model_and_input_errors(client: TestClient) -> None:
     notes = [{"name": k, "text": v} for k, v in NOTES.items()]
     err = client.post("/api/cohort/patient", json={"files": notes, "model": "nosuch"}).json()["error"]
-    assert (err["code"], err["field"]) == ("CLX005", "model") and "not one of rules" in err["message"]
+    assert (err["code"], err["field"]) == ("CLX006", "model") and "not one of rules" in err["message"]
     err = client.post("/api/cohort/screen", params={"filename": "p.xml", "model": "nosuch"}, content=b"<x/>").json()
     assert err["error"]["field"] == "model"
     err = client.post("/api/cohort/patient", json={"files": [{"name": "a.pdf", "text": "x"}]}).json()["error"]

@@ -207,7 +207,8 @@ def test_pv_view_jsonl_upload_and_errors(page, server: str, tmp_path: Path) -> N
     pg.set_input_files("#pv-file", str(bad))
     pg.click("#pv-upload")
     pg.wait_for_selector("#pv-error:not([hidden])")
-    assert pg.inner_text("#pv-error") == "[CLX002] bad.jsonl:1: field 'text': missing field"
+    assert pg.inner_text("#pv-error") == (
+        "[CLX001] bad.jsonl: no usable line (1 bad lines; first: [CLX002] bad.jsonl:1: field 'text': missing field)")
     assert pg.is_hidden("#pv-out")
     _shot(pg, "pv_error")
 

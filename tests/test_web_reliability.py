@@ -335,7 +335,7 @@ def test_every_failure_has_the_one_error_shape(server: Server) -> None:
                                         headers={"content-type": "application/json"}), 422)
         assert err["code"] == "CLX001"
         err = assert_error_shape(c.post("/api/pv/extract", json={"text": "x", "model": "/etc"}), 422)
-        assert (err["code"], err["field"]) == ("CLX005", "model")
+        assert (err["code"], err["field"]) == ("CLX006", "model")
         err = assert_error_shape(c.post("/api/rob/assess", content=b"x"), 422)
         assert err["field"] == "filename"
         err = assert_error_shape(c.post("/api/rob/assess", params={"filename": "t.pdf"}, content=b"%PDF-1.4 junk"),

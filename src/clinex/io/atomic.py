@@ -62,6 +62,9 @@ def write_atomic(
         raise InputError("is a folder, expected a file path", path=p)
     if p.exists() and not force:
         raise InputError("file exists; refusing to overwrite it (use --force to replace it)", path=p)
+    blocking = next((a for a in p.parents if a.exists()), None)
+    if blocking is not None and not blocking.is_dir():
+        raise InputError(f"cannot write the output file: {blocking} is a file, not a folder", path=p)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)

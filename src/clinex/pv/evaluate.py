@@ -139,6 +139,8 @@ def _align(
     gold_path: str | Path | None = None,
     pred_path: str | Path | None = None,
 ) -> list[SentenceEvents | None]:
+    if not gold and pred:
+        raise EvaluationError("the gold file holds no sentences", path=gold_path)
     gold_ids: dict[str, SentenceEvents] = {}
     for g in gold:
         if g.id in gold_ids:

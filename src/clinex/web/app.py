@@ -121,7 +121,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
 from clinex import __version__
-from clinex.errors import ClinexError, FormatError, InputError, SchemaError
+from clinex.errors import ClinexError, FormatError, InputError, ModelError, SchemaError
 
 __all__ = ["create_app"]
 
@@ -437,7 +437,7 @@ def _check_pv_model(name: str) -> None:
     from clinex.pv.models import model_names, unknown_model_message
 
     if name not in model_names():
-        raise SchemaError(unknown_model_message(name, folders=False), field="model")
+        raise ModelError(unknown_model_message(name, folders=False), field="model")
 
 
 def _check_cohort_model(name: str) -> None:
@@ -445,7 +445,7 @@ def _check_cohort_model(name: str) -> None:
     from clinex.cohort.models import model_names, unknown_model_message
 
     if name not in model_names():
-        raise SchemaError(unknown_model_message(name), field="model")
+        raise ModelError(unknown_model_message(name), field="model")
 
 
 def _check_rob_model(name: str) -> None:
@@ -453,7 +453,7 @@ def _check_rob_model(name: str) -> None:
     from clinex.rob.evidence import model_names, unknown_model_message
 
     if name not in model_names():
-        raise SchemaError(unknown_model_message(name, files=False), field="model")
+        raise ModelError(unknown_model_message(name, files=False), field="model")
 
 
 # ----------------------------------------------------------------------------- sniffing
@@ -583,11 +583,16 @@ def _pv_upload_work(path: Path, display: str, model_name: str, fmt: str | None) 
     data = path.read_bytes()
     stem = Path(display).stem or "text"
     head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    skipped: list[str] = []
     if Path(display).suffix.lower() in _JSONL_SUFFIXES or head.startswith(b"{"):
         from clinex.io.jsonl import parse_jsonl_data
 
+        # as `clinex pv extract`: a bad line is reported (``skipped``) and the others go on
         records = [(r.id, r.text) for r in parse_jsonl_data(data, path=display, text_field="text",
-                                                             fallback_text_field="context")]
+                                                             fallback_text_field="context", errors="skip",
+                                                             on_error=lambda exc: skipped.append(str(exc)))]
+        if skipped and not records:
+            raise InputError(f"no usable line ({len(skipped)} bad lines; first: {skipped[0]})", path=display)
         if not records:
             raise InputError("no records (empty JSON lines file)", path=display)
         mid, items = _pv_records(records, model_name)
@@ -600,7 +605,7 @@ def _pv_upload_work(path: Path, display: str, model_name: str, fmt: str | None) 
         sentence_items = [item for _, _, item in sentences]
     if fmt is not None:
         return _pv_export(fmt, stem, sentence_items, [row for d in docs for row in d["table"]])
-    return {"model": mid, "documents": docs}
+    return {"model": mid, "documents": docs, "skipped": skipped}
 
 
 def _read_patient(path: Path, display: str) -> Any:
