@@ -162,6 +162,15 @@ QA19 = {  # QA stop 19 (a drug-safety tester's sentences), default (onnx v2) mod
     "Treatment with imatinib achieved a durable molecular response in chronic myeloid leukemia.": [
         ("Potential_therapeutic_event", "achieved", ["a durable molecular response"], [])],
     "He was started on atorvastatin 20 mg daily.": [],
+    # QA round 2 (clean set): "None of the patients" negates; remission / regression are therapeutic
+    "None of the patients developed neutropenia during treatment with deferiprone.": [
+        ("Adverse_event", "developed", ["neutropenia"], ["Negated"])],
+    "Rituximab induced complete remission of refractory thrombotic thrombocytopenic purpura.": [
+        ("Potential_therapeutic_event", "induced", [], [])],
+    "Propranolol led to rapid regression of the infantile hemangioma.": [
+        ("Potential_therapeutic_event", "led", ["rapid regression"], [])],
+    "Developmental regression was noted after valproate exposure.": [
+        ("Adverse_event", "noted", ["Developmental regression"], [])],
     # fresh-user QA: the resolution is hedged and negated, not the event (pseudo.not_resolve)
     "Lithium-induced nephrogenic diabetes insipidus may not resolve after withdrawal.": [
         ("Adverse_event", "induced", ["nephrogenic diabetes insipidus"], [])],

@@ -66,13 +66,13 @@ def test_shipped_transformer_dev_figures(model, shared_data) -> None:
     # recipe (v1, run H) gives 0.6916 / 0.6333 / 0.6977 / 0.5816 / 0.6471 / 0.5538 / 0.5785
     # with the stop-19 rules (0.6899 / 0.6337 / 0.6958 before them; docs/pv.md, the model cards).
     expected = {
-        "trigger.classification.f1": 0.8512,
-        "arguments.classification.main.em_f1": 0.8678,
-        "arguments.classification.sub.em_f1": 0.8768,
-        "attributes.Speculated.em_f1": 0.6056,
+        "trigger.classification.f1": 0.8507,
+        "arguments.classification.main.em_f1": 0.8675,
+        "arguments.classification.sub.em_f1": 0.8760,
+        "attributes.Speculated.em_f1": 0.6035,
         "attributes.Negated.em_f1": 0.7222,
         "attributes.Severity.em_f1": 0.5672,
-        "attributes.all.em_f1": 0.6035,
+        "attributes.all.em_f1": 0.6022,
     }
     # small tolerance for float differences between CPUs; a changed decision shows as ~0.001
     assert {k: round(flat[k], 4) for k in expected} == pytest.approx(expected, abs=2e-3)

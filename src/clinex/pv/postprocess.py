@@ -223,7 +223,8 @@ _THERAPEUTIC = re.compile(
     r"\b(?:resolved|resolution|improved|improvement|remissions?|responded"
     r"|(?<!adverse )(?<!immune )(?<!allergic )(?<!ventricular )responses?"
     r"|recovered|recovery|reversed|reversal|relieved|relief|successful(?:ly)?|effective|efficacy"
-    r"|(?<!well )controlled|normali[sz]ed(?! ratio)|disappeared|abated|subsided|cured)\b",
+    r"|(?<!well )controlled|normali[sz]ed(?! ratio)|disappeared|abated|subsided|cured"
+    r"|(?<!developmental )(?<!autistic )(?<!neurological )(?<!psychomotor )regression|regressed)\b",
     re.I,
 )
 #: Withdrawal or change of a drug: an outcome after it is a dechallenge of an adverse
@@ -242,7 +243,9 @@ def retype_therapeutic(text: str, event: Event) -> Event:
     Potential_therapeutic_event.
 
     "The rash resolved after treatment with topical clobetasol", "imatinib achieved a
-    durable molecular response": the drug helped, which PHEE annotates as a potential
+    durable molecular response", "propranolol led to rapid regression of the hemangioma"
+    (and, for an event without an Effect, the three words after the trigger: "Rituximab
+    induced complete remission"): the drug helped, which PHEE annotates as a potential
     therapeutic event (Sun et al., EMNLP 2022, §3). Applied only when the sentence names
     no withdrawal or change of a drug (:data:`_WITHDRAWAL`: an outcome after stopping a
     drug is the dechallenge of its adverse effect) and no causal tie of an effect to a
@@ -264,6 +267,8 @@ def retype_therapeutic(text: str, event: Event) -> Event:
     if event.event_type != "Adverse_event" or _WITHDRAWAL.search(text) or _CAUSAL.search(text):
         return event
     words = [a.span.text for a in event.main("Effect")] + [event.trigger.text]
+    if not event.main("Effect"):  # "Rituximab induced complete remission of ...": the words after the trigger
+        words.append(" ".join(text[event.trigger.end :].split()[:3]))
     if not any(_THERAPEUTIC.search(w) for w in words):
         return event
     return event.model_copy(update={
