@@ -171,6 +171,11 @@ QA19 = {  # QA stop 19 (a drug-safety tester's sentences), default (onnx v2) mod
         ("Potential_therapeutic_event", "led", ["rapid regression"], [])],
     "Developmental regression was noted after valproate exposure.": [
         ("Adverse_event", "noted", ["Developmental regression"], [])],
+    # QA round 2: a second clause's drug is not the first clause's cause; no dangling "on"
+    "Warfarin was associated with major GI bleeding, whereas no bleeding occurred on apixaban.": [
+        ("Adverse_event", "associated", ["major GI bleeding"], [])],
+    "He developed hyperkalemia on spironolactone, whereas furosemide did not cause any electrolyte disturbance.": [
+        ("Adverse_event", "developed", ["hyperkalemia"], [])],
     # fresh-user QA: the resolution is hedged and negated, not the event (pseudo.not_resolve)
     "Lithium-induced nephrogenic diabetes insipidus may not resolve after withdrawal.": [
         ("Adverse_event", "induced", ["nephrogenic diabetes insipidus"], [])],
@@ -211,3 +216,25 @@ def test_retype_therapeutic(text: str, trigger: str, effect: str) -> None:
         assert out is ev
     else:
         assert (out.trigger.label, out.arguments) == (expected, ev.arguments)
+
+
+def test_drop_cross_clause_treatments_and_trim_spans() -> None:
+    from clinex.pv.postprocess import drop_cross_clause_treatments, trim_spans
+
+    text = "Lithium induced nephrogenic diabetes insipidus, which responded to amiloride."
+    ev = _event(text, "induced", {"Effect": "nephrogenic diabetes insipidus"})
+    two = ev.model_copy(update={"arguments": (*ev.arguments,
+        Argument(role="Treatment", span=Span.from_offsets(text, (0, 7))),
+        Argument(role="Treatment", span=Span.from_offsets(text, (67, 76))))})
+    assert [a.span.text for a in drop_cross_clause_treatments(text, two).main("Treatment")] == ["Lithium"]
+    same_clause = "Rash developed after amoxicillin and clavulanate."
+    ev2 = _event(same_clause, "developed", {"Effect": "Rash"})
+    both = ev2.model_copy(update={"arguments": (*ev2.arguments,
+        Argument(role="Treatment", span=Span.from_offsets(same_clause, (21, 32))),
+        Argument(role="Treatment", span=Span.from_offsets(same_clause, (37, 48))))})
+    assert drop_cross_clause_treatments(same_clause, both) is both
+    text3 = "He developed hyperkalemia on spironolactone."
+    ev3 = _event(text3, "developed", {"Effect": "hyperkalemia on"})
+    assert [(a.span.text, a.span.start) for a in trim_spans(text3, ev3).arguments] == [("hyperkalemia", 13)]
+    ev4 = _event(text3, "developed", {"Effect": "hyperkalemia"})
+    assert trim_spans(text3, ev4) is ev4
