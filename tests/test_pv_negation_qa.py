@@ -238,3 +238,19 @@ def test_drop_cross_clause_treatments_and_trim_spans() -> None:
     assert [(a.span.text, a.span.start) for a in trim_spans(text3, ev3).arguments] == [("hyperkalemia", 13)]
     ev4 = _event(text3, "developed", {"Effect": "hyperkalemia"})
     assert trim_spans(text3, ev4) is ev4
+
+
+@pytest.mark.parametrize(("text", "treatment", "expected"), [
+    ("HUS developed after treatment with mitomycin C.", "treatment with mitomycin C", "mitomycin C"),
+    ("Renal failure followed the use of captopril.", "the use of captopril", "captopril"),
+    ("Hyperpigmentation due to bleomycin treatment was seen.", "bleomycin treatment", "bleomycin"),
+    ("Renal failure followed captopril use.", "captopril use", "captopril"),
+    ("Nephritis after lithium therapy.", "lithium therapy", "lithium therapy"),  # PHEE keeps "therapy" inside
+    ("A reaction to treatment with", "treatment with", "treatment"),  # no drug left: only the dangling "with" goes
+])
+def test_treatment_lead_and_tail_words(text: str, treatment: str, expected: str) -> None:
+    from clinex.pv.postprocess import trim_spans
+
+    ev = _event(text, text.split()[1], {"Treatment": treatment})
+    (arg,) = trim_spans(text, ev).arguments
+    assert (arg.span.text, arg.span.start) == (expected, text.index(expected))
