@@ -296,3 +296,27 @@ def test_plain_text_sentence_records_carry_their_offset_in_the_file(cli, tmp_pat
     jl.write_text('{"id": "r1", "text": "Rash after amoxicillin."}\n', encoding="utf-8")
     res = cli("pv", "extract", "--model", "crf", "-i", str(jl), "-o", str(tmp_path / "r.json"))
     assert res.code == 0 and [i.offset for i in read_phee_json(tmp_path / "r.json")] == [None]
+
+
+ABSTRACT = (
+    "A 45-year-old woman developed Stevens-Johnson syndrome after lamotrigine. Her rash resolved after "
+    "treatment with intravenous immunoglobulin. Two months later she developed hepatotoxicity on valproate. "
+    "Clozapine caused agranulocytosis in a second patient. No neutropenia was seen with olanzapine."
+)
+
+
+def test_a_record_of_several_sentences_is_read_sentence_by_sentence() -> None:
+    """Stop 19: an abstract given as one JSON record got 2 events, one making IVIG a cause
+    of SJS; read sentence by sentence it gets the 5 events, offsets into the record."""
+    (item,) = extract_records([("abs", ABSTRACT)])
+    got = [(e.event_type, e.trigger.start, [(a.role, a.span.text) for a in e.arguments if a.role != "Subject"],
+            [a.name for a in e.attributes]) for e in item.events]
+    assert got == [
+        ("Adverse_event", 20, [("Effect", "Stevens-Johnson syndrome"), ("Treatment", "lamotrigine")], []),
+        ("Potential_therapeutic_event", 92, [("Effect", "rash resolved"), ("Treatment", "intravenous immunoglobulin")], []),
+        ("Adverse_event", 162, [("Effect", "hepatotoxicity"), ("Treatment", "valproate")], []),
+        ("Adverse_event", 211, [("Treatment", "Clozapine"), ("Effect", "agranulocytosis")], []),
+        ("Adverse_event", 274, [("Effect", "neutropenia"), ("Treatment", "olanzapine")], ["Negated"]),
+    ]
+    assert all(ABSTRACT[a.span.start : a.span.end] == a.span.text for e in item.events for a in e.arguments)
+    assert item.text == ABSTRACT and item.offset is None

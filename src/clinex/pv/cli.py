@@ -159,8 +159,8 @@ def extract_cmd(
 
     Plain text is split into sentences (one output record per sentence, ids
     NAME_1, NAME_2 ...); a JSON line (PHEE 'context' or 'id'/'text') is ONE
-    record passed to the model whole, never split (offsets into that line's
-    text). Empty text gives one record with no events. An existing output is
+    output record (offsets into that line's text; a record of several sentences is
+    read sentence by sentence). Empty text gives one record with no events. An existing output is
     never replaced without --force.
     Exit status: 0 ok; 1 when some JSON lines were bad (reported on stderr,
     skipped, all others written); 2 on bad input (binary / non-UTF-8 file, no

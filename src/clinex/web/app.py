@@ -576,7 +576,7 @@ def _pv_work(text: str, model_name: str, unit: str = "text", fmt: str | None = N
 
 
 def _pv_upload_work(path: Path, display: str, model_name: str, fmt: str | None) -> Any:
-    """An uploaded ``.txt`` (split into sentences) or JSON-lines file (records whole)."""
+    """An uploaded ``.txt`` (split into sentences) or JSON-lines file (one result per record)."""
     from clinex.io.textfile import decode_text
     from clinex.web.views import pv_document
 
