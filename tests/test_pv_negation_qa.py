@@ -176,6 +176,9 @@ QA19 = {  # QA stop 19 (a drug-safety tester's sentences), default (onnx v2) mod
         ("Adverse_event", "associated", ["major GI bleeding"], [])],
     "He developed hyperkalemia on spironolactone, whereas furosemide did not cause any electrolyte disturbance.": [
         ("Adverse_event", "developed", ["hyperkalemia"], [])],
+    # QA round 3: a healed disease is the drug's benefit
+    "Her pyoderma gangrenosum healed within six weeks of starting infliximab.": [
+        ("Potential_therapeutic_event", "healed", ["pyoderma gangrenosum"], [])],
     # fresh-user QA: the resolution is hedged and negated, not the event (pseudo.not_resolve)
     "Lithium-induced nephrogenic diabetes insipidus may not resolve after withdrawal.": [
         ("Adverse_event", "induced", ["nephrogenic diabetes insipidus"], [])],

@@ -366,7 +366,7 @@ _THERAPEUTIC = re.compile(
     r"|(?<!adverse )(?<!immune )(?<!allergic )(?<!ventricular )responses?"
     r"|recovered|recovery|reversed|reversal|relieved|relief|successful(?:ly)?|effective|efficacy"
     r"|(?<!well )controlled|normali[sz]ed(?! ratio)|disappeared|abated|subsided|cured"
-    r"|(?<!developmental )(?<!autistic )(?<!neurological )(?<!psychomotor )regression|regressed)\b",
+    r"|(?<!developmental )(?<!autistic )(?<!neurological )(?<!psychomotor )regression|regressed|healed)\b",
     re.I,
 )
 #: Withdrawal or change of a drug: an outcome after it is a dechallenge of an adverse
