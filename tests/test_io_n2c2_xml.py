@@ -291,3 +291,15 @@ def test_read_patients_mixes_xml_files_and_note_folders(tmp_path: Path, capsys) 
     (tmp_path / "p3" / "x.txt").write_bytes(b"\xff")
     assert [p.id for p in read_patients(tmp_path)] == ["001", "p2"]
     assert "x.txt" in capsys.readouterr().err
+
+
+def test_an_empty_patient_file_says_so(tmp_path) -> None:  # noqa: ANN001
+    """Fresh-user check (stop 19): a 0-byte .xml said 'malformed XML: no element found'."""
+    from clinex.cohort.formats.n2c2_xml import read_patient
+    from clinex.errors import FormatError
+
+    empty = tmp_path / "p.xml"
+    empty.write_bytes(b"")
+    with pytest.raises(FormatError) as exc:
+        read_patient(empty)
+    assert str(exc.value) == f"[CLX002] {empty}: empty file (0 bytes), expected n2c2 XML"

@@ -224,7 +224,7 @@ def read_patient(path: str | Path, *, max_bytes: int = MAX_BYTES) -> Patient:
         The file is binary (NUL bytes) or not valid UTF-8 while declaring no other
         encoding.
     FormatError
-        Too large, or not a valid n2c2 file (see :func:`parse_patient_xml`).
+        Empty (0 bytes), too large, or not a valid n2c2 file (see :func:`parse_patient_xml`).
 
     Examples
     --------
@@ -243,6 +243,8 @@ def read_patient(path: str | Path, *, max_bytes: int = MAX_BYTES) -> Patient:
                 "(pass max_bytes to read larger patients)",
                 path=path,
             )
+        if size == 0:  # the message RoB and PV give for an empty file (fresh-user check, stop 19)
+            raise FormatError("empty file (0 bytes), expected n2c2 XML", path=path)
         data = path.read_bytes()
     except FileNotFoundError:
         raise InputError("no such file", path=path) from None
