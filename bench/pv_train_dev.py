@@ -30,6 +30,8 @@ import sys
 import time
 from pathlib import Path
 
+from pv_neural import _data_dir  # bench/ is on sys.path when a script here runs: one PHEE-folder rule
+
 #: Run H's recipe (pv_transformer/MODEL_CARD.md, "Run H"), seed 13.
 RECIPE = {
     "encoder": "minilm", "variant": "joint", "freeze_layers": 2, "epochs": 8, "lr": 2e-4,
@@ -43,16 +45,12 @@ FROM_CALIBRATED = (
 )
 
 
-def _phee_dir() -> Path:
-    return Path(__file__).resolve().parents[2] / "shared" / "data" / "phee" / "json"
-
-
 def main(argv: list[str] | None = None) -> int:
     """Train, calibrate from the train-only model, export; exit 0 (2 on a clinex error)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, required=True, help="new folder (refused if it exists)")
     ap.add_argument("--calibrated-from", type=Path, required=True, help="train-only transformer model folder")
-    ap.add_argument("--phee", type=Path, default=_phee_dir(), help="folder with train.json and dev.json")
+    ap.add_argument("--phee", type=Path, default=_data_dir(), help="folder with train.json and dev.json")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--name", default="clinex.pv.transformer.v2")
     args = ap.parse_args(argv)

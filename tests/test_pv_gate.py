@@ -321,3 +321,12 @@ def test_hashed_text_features_equal_scikit_learns(shared_data: Path) -> None:
     assert word_ngrams("The drug-induced  SJS") == ["the", "drug", "induced", "sjs", "the drug", "drug induced", "induced sjs"]
     assert char_wb_ngrams("I ab") == [" i ", " ab", "ab ", " ab "]
     assert word_ngrams("a b") == [] and char_wb_ngrams("") == []
+    # the columns are scikit-learn's: one row of its word block, by hand
+    from clinex.pv.hashed_text import hashed_indices
+
+    grams = word_ngrams("Rash after rash")
+    cols, counts = hashed_indices(grams, _HASH_FEATURES)
+    row = _text_matrix(["Rash after rash"])[:, :_HASH_FEATURES]
+    assert grams == ["rash", "after", "rash", "rash after", "after rash"]
+    assert cols.tolist() == sorted(row.indices.tolist()) and sorted(counts.tolist()) == [1.0, 1.0, 1.0, 2.0]
+    assert hashed_indices([], _HASH_FEATURES)[0].shape == (0,)

@@ -133,7 +133,7 @@ def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
     offset of a plain-text file's sentence in that file, None for a JSON-lines record."""
     from clinex.io.jsonl import iter_jsonl_texts
     from clinex.io.textfile import read_text
-    from clinex.pv.pipeline import text_record_offsets, text_records
+    from clinex.pv.pipeline import text_records
 
     for p in _files(path, _PV_SUFFIXES):
         if isinstance(p, ItemError):
@@ -154,8 +154,7 @@ def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
                 yield from (ItemError(f"{p}:{e.line}", str(e)) for e in errors)
             else:
                 # the plain-text rule of `clinex pv extract`: blank text is one empty record
-                text = read_text(p)
-                for (rid, sent), start in zip(text_records(text, p.stem), text_record_offsets(text)):
+                for rid, sent, start in text_records(read_text(p), p.stem):
                     yield Item(rid, (sent, str(p), start))
         except ClinexError as exc:
             yield ItemError(str(p), str(exc))

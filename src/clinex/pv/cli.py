@@ -19,7 +19,7 @@ from pathlib import Path as _Path  # noqa: E402
 from clinex.llm.options import llm_options  # noqa: E402  (light: typer only)
 from clinex.pv.models import REGISTRY as _MODEL_REGISTRY  # noqa: E402  (light: no model library)
 from clinex.pv.models import model_names as _model_names  # noqa: E402
-from clinex.pv.pipeline import RECORDS_PER_CALL, text_record_offsets  # noqa: E402  (light: clinex.text only)
+from clinex.pv.pipeline import RECORDS_PER_CALL  # noqa: E402  (light: clinex.text only)
 
 _MODEL_CHOICES = " | ".join(_model_names())  # help texts: the registry's names
 _KIND_CHOICES = " | ".join(_MODEL_REGISTRY)
@@ -87,11 +87,13 @@ def evaluate(
 
 
 # --- extract / train (CRF + model registry; owner: PV-B) --------------------------------
-def _pv_records_from_text(text: str, name: str) -> list[tuple[str, str]]:
-    """Plain text -> records: :func:`clinex.pv.pipeline.text_records` (ids ``NAME_1``...)."""
+def _pv_records_from_text(text: str, name: str) -> tuple[list[tuple[str, str]], list[int]]:
+    """Plain text -> records and their offsets in ``text``: :func:`clinex.pv.pipeline.text_records`
+    (ids ``NAME_1``...)."""
     from clinex.pv.pipeline import text_records
 
-    return text_records(text, name)
+    pieces = text_records(text, name)
+    return [(rid, sent) for rid, sent, _ in pieces], [start for _, _, start in pieces]
 
 
 def _pv_echo_events(item) -> None:  # noqa: ANN001 - SentenceEvents, imported lazily
@@ -196,7 +198,7 @@ def extract_cmd(
 
         records = [_example(0)]
     elif text is not None and text != "-":
-        records, offsets = _pv_records_from_text(text, "text"), text_record_offsets(text)
+        records, offsets = _pv_records_from_text(text, "text")
     else:
         if text == "-" or input_path == "-":
             data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
@@ -240,7 +242,7 @@ def extract_cmd(
             from clinex.io.textfile import decode_text
 
             decoded = decode_text(data, path=label)
-            records, offsets = _pv_records_from_text(decoded, name), text_record_offsets(decoded)
+            records, offsets = _pv_records_from_text(decoded, name)
             if not decoded.strip():  # still one empty record (the one rule for blank text), but say so
                 typer.echo(f"warning: {label}: no text ({len(data)} bytes); one record with no events", err=True)
 

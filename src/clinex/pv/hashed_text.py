@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["word_ngrams", "char_wb_ngrams", "hashed_indices", "hashed_logits"]
@@ -69,40 +68,39 @@ def char_wb_ngrams(text: str, min_n: int = 3, max_n: int = 5) -> list[str]:
     return grams
 
 
-def hashed_indices(features: Iterable[str], n_features: int) -> Counter:
-    """Count the hashed column of each feature string.
+def hashed_indices(features: Sequence[str], n_features: int) -> tuple[Any, Any]:
+    """The hashed columns of ``features`` and how many features fall in each.
 
     Parameters
     ----------
-    features : iterable of str
+    features : sequence of str
     n_features : int
         Number of columns (``2**18`` for the gate).
 
     Returns
     -------
-    collections.Counter
-        Column index -> number of features hashed there.
+    (numpy.ndarray, numpy.ndarray)
+        Sorted distinct column indices, shape ``(k,)``, and their counts (float64),
+        shape ``(k,)``; both empty for no features. The column of a feature is
+        ``abs(murmurhash3_32(f)) % n_features`` (``h = -2**31`` mapped as scikit-learn
+        does).
     """
+    import numpy as np
     from murmurhash.mrmr import hash as murmur
 
-    cols: Counter = Counter()
-    for f in features:
-        h = murmur(f)
-        cols[(2147483647 - (n_features - 1)) % n_features if h == _INT32_MIN else abs(h) % n_features] += 1
-    return cols
+    h = np.fromiter((murmur(f) for f in features), dtype=np.int64, count=len(features))
+    cols = np.where(h == _INT32_MIN, (2147483647 - (n_features - 1)) % n_features, np.abs(h) % n_features)
+    cols, counts = np.unique(cols, return_counts=True)
+    return cols, counts.astype(np.float64)
 
 
 def _block_dot(features: list[str], coef: Any, offset: int, n_features: int) -> float:
     """``x @ coef[offset:offset + n_features]`` for the L2-normalised count vector of ``features``."""
     import numpy as np
-    from murmurhash.mrmr import hash as murmur
 
     if not features:
         return 0.0
-    h = np.fromiter((murmur(f) for f in features), dtype=np.int64, count=len(features))
-    cols = np.where(h == _INT32_MIN, (2147483647 - (n_features - 1)) % n_features, np.abs(h) % n_features)
-    cols, counts = np.unique(cols, return_counts=True)
-    counts = counts.astype(np.float64)
+    cols, counts = hashed_indices(features, n_features)
     return float(counts @ np.asarray(coef[offset + cols], dtype=np.float64)) / math.sqrt(float(counts @ counts))
 
 

@@ -36,7 +36,6 @@ __all__ = [
     "filter_events",
     "sentence_pieces",
     "shift_event",
-    "text_record_offsets",
     "text_records",
 ]
 
@@ -68,19 +67,16 @@ def sentence_pieces(text: str) -> list[tuple[int, int, str]]:
     return [(s.start, s.end, s.text) for s in split_sentences(text)] or [(0, len(text), text)]
 
 
-def text_records(text: str, name: str) -> list[tuple[str, str]]:
-    """Plain text -> one ``(id, sentence)`` record per sentence (ids ``NAME_1``, ``NAME_2``...).
+def text_records(text: str, name: str) -> list[tuple[str, str, int]]:
+    """Plain text -> one ``(id, sentence, offset)`` record per sentence (ids ``NAME_1``, ``NAME_2``...).
 
     The one plain-text rule of ``clinex pv extract`` (TEXT, ``.txt``) and
     ``clinex batch pv`` (``.txt``): the pieces of :func:`sentence_pieces`, so
     empty or blank text gives one record ``NAME_1`` with that text (and no events).
+    ``offset`` is where the sentence starts in ``text`` (code points), for
+    :attr:`SentenceEvents.offset`.
     """
-    return [(f"{name}_{k}", piece) for k, (_, _, piece) in enumerate(sentence_pieces(text), start=1)]
-
-
-def text_record_offsets(text: str) -> list[int]:
-    """Where each record of :func:`text_records` starts in ``text`` (code points, same order)."""
-    return [start for start, _, _ in sentence_pieces(text)]
+    return [(f"{name}_{k}", piece, start) for k, (start, _, piece) in enumerate(sentence_pieces(text), start=1)]
 
 
 def filter_events(events: Iterable[Event], min_trigger_prob: float = 0.0) -> list[Event]:
@@ -152,13 +148,18 @@ def _predict_by_sentence(model: Any, texts: Sequence[str]) -> list[tuple[list[Ev
     out: list[tuple[list[Event], float | None]] = []
     for text, ps in zip(texts, pieces):
         parts = [next(got) for _ in ps]
-        if len(ps) == 1:
-            out.append(parts[0])
-            continue
-        events = [shift_event(ev, start, text) for (start, _, _), (evs, _) in zip(ps, parts) for ev in evs]
-        probs = [p for _, p in parts if p is not None]
-        out.append((events, max(probs) if probs else None))
+        out.append(parts[0] if len(ps) == 1 else _joined(text, [start for start, _, _ in ps], parts))
     return out
+
+
+def _joined(
+    text: str, starts: Sequence[int], parts: Sequence[tuple[Sequence[Event], float | None]]
+) -> tuple[list[Event], float | None]:
+    """The events of ``text``'s sentences (starting at ``starts``), shifted into ``text``, and
+    their largest event probability (None when no sentence has one)."""
+    events = [shift_event(ev, start, text) for start, (evs, _) in zip(starts, parts) for ev in evs]
+    probs = [p for _, p in parts if p is not None]
+    return events, max(probs) if probs else None
 
 
 def extract_records(
@@ -188,7 +189,7 @@ def extract_records(
         result. Without it the first such error is raised (it names the record id).
     offsets : sequence of int or None, optional
         One per record: where its text starts in the document it was cut from
-        (:func:`text_record_offsets`), set as :attr:`SentenceEvents.offset`.
+        (the third item of :func:`text_records`), set as :attr:`SentenceEvents.offset`.
 
     Returns
     -------
@@ -345,8 +346,8 @@ def extract_text_sentences(
 ) -> tuple[SentenceEvents, list[tuple[int, int, SentenceEvents]]]:
     """:func:`extract_text`, with the per-sentence records it was built from.
 
-    ``split=False`` passes ``text`` to the model whole, as one record (the
-    JSON-lines rule). Sentence records are ids ``{sentence_prefix}{k}`` (default
+    ``split=False`` makes ``text`` one record (the JSON-lines rule; :func:`extract_records`
+    still reads a record of several sentences sentence by sentence). Sentence records are ids ``{sentence_prefix}{k}`` (default
     ``{record_id}_``), k from 1. Returns ``(whole, [(start, end, sentence record), ...])``:
     ``whole`` has offsets into ``text``; each sentence record offsets into its
     sentence, which is ``text[start:end]``.
@@ -359,14 +360,9 @@ def extract_text_sentences(
         min_trigger_prob=min_trigger_prob,
         offsets=[start for start, _, _ in pieces] if split else None,
     )
-    events = [shift_event(ev, start, text) for (start, _, _), item in zip(pieces, items) for ev in item.events]
-    probs = [i.event_probability for i in items if i.event_probability is not None]
+    events, prob = _joined(text, [start for start, _, _ in pieces], [(i.events, i.event_probability) for i in items])
     whole = SentenceEvents(
-        id=record_id,
-        text=text,
-        events=tuple(events),
-        model=items[0].model if items else None,
-        event_probability=max(probs) if probs else None,
+        id=record_id, text=text, events=tuple(events), model=items[0].model if items else None, event_probability=prob
     )
     return whole, [(start, end, item) for (start, end, _), item in zip(pieces, items)]
 
@@ -374,7 +370,7 @@ def extract_text_sentences(
 def extract_record(
     record_id: str, text: str, *, model: Any = "auto", min_trigger_prob: float = 0.0
 ) -> SentenceEvents:
-    """Events of one input record, passed to the model whole (never split).
+    """Events of one input record (:func:`extract_records` for one; offsets into its text).
 
     Parameters
     ----------
