@@ -128,6 +128,7 @@ def _heavy(base: str, i: int) -> tuple[int, float]:
     return r.status_code, time.monotonic()
 
 
+@pytest.mark.wallclock
 def test_health_p99_under_200_ms_while_20_heavy_requests_run(server: Server) -> None:
     with ThreadPoolExecutor(20) as pool, httpx.Client(base_url=server.base, timeout=30) as c:
         futures = [pool.submit(_heavy, server.base, i) for i in range(20)]
