@@ -47,9 +47,23 @@ per document and text runs per page are capped too (:mod:`clinex.io.limits`), an
 the layout is ``O(n log n)`` in the text runs of a page. A page tree whose
 ``/Kids`` point back to an ancestor is refused as a :class:`~clinex.errors.FormatError`.
 
+Threads: PDFium is not thread-safe. pypdfium2's documentation ("Python API",
+"Incompatibility with Threading") says that pdfium functions must never be called
+from two threads at once, "not even with different documents" (doing so "would
+crash or corrupt the process"), and that a mutex making one pdfium call at a time
+is the way to use it from threads. Two web requests reading a PDF each on a worker
+thread aborted the server ("double free or corruption", issue 21). Every PDFium
+call of clinex (opening, page count, page and text-page loads, text runs, closes)
+is therefore made holding :data:`PDFIUM_LOCK`, one lock for the process; the
+stream checks (pdfminer, pure Python) and the layout run outside it, so other
+threads only wait for the PDFium part of a read. Code outside this module that
+calls pypdfium2 must hold the same lock.
+
 References
 ----------
 PDFium text API: https://pdfium.googlesource.com/pdfium/+/refs/heads/main/public/fpdf_text.h
+pypdfium2, Python API, "Incompatibility with Threading":
+https://pypdfium2-team.github.io/pypdfium2/python_api.html
 Breuel TM. High performance document layout analysis. Proc. Symposium on Document
 Image Understanding Technology 2003 (whitespace gutters as column separators).
 """
@@ -57,6 +71,7 @@ Image Understanding Technology 2003 (whitespace gutters as column separators).
 from __future__ import annotations
 
 import re
+import threading
 import zlib
 from bisect import bisect_left
 from collections import Counter
@@ -68,7 +83,12 @@ from clinex.errors import FormatError, InputError
 from clinex.io import limits
 from clinex.text import PAGE_SEPARATOR, Document, Fragment, Span
 
-__all__ = ["read_pdf", "GUTTER_ZONE", "JOIN_GAP", "JOIN_OVERLAP", "MIN_GUTTER", "PARAGRAPH_GAP"]
+__all__ = ["read_pdf", "PDFIUM_LOCK", "GUTTER_ZONE", "JOIN_GAP", "JOIN_OVERLAP", "MIN_GUTTER", "PARAGRAPH_GAP"]
+
+#: The one lock of the process around every PDFium call (pypdfium2 is not
+#: thread-safe, see the module docstring). Re-entrant, so a helper that takes it
+#: may be called by code already holding it.
+PDFIUM_LOCK = threading.RLock()
 
 #: Where (fraction of page width) a column gutter may lie.
 GUTTER_ZONE = (0.30, 0.70)
@@ -340,6 +360,7 @@ def _forms(resolve, resources) -> list:
 
 
 def _open(path: Path, password: str | None):
+    """Open the PDF with PDFium (the caller holds :data:`PDFIUM_LOCK`)."""
     import pypdfium2 as pdfium
 
     try:
@@ -803,11 +824,16 @@ def read_pdf(path: str | Path, *, password: str | None = None) -> Document:
         raise InputError("no such file", path=p)
     if p.stat().st_size == 0:
         raise FormatError("empty file (0 bytes), expected a PDF", path=p)
-    pdf = _open(p, password)
     import pypdfium2 as pdfium
 
+    with PDFIUM_LOCK:
+        pdf = _open(p, password)
+        try:
+            n = len(pdf)
+        except BaseException:
+            pdf.close()
+            raise
     try:
-        n = len(pdf)
         if n == 0:
             raise FormatError("PDF has no pages", path=p)
         if n > limits.MAX_PDF_PAGES:
@@ -821,20 +847,23 @@ def read_pdf(path: str | Path, *, password: str | None = None) -> Document:
             _check_pages(p, password, n)
             for i in range(n):
                 page_no = i + 1
-                try:
-                    page = pdf[i]
-                except pdfium.PdfiumError:
-                    raise FormatError(
-                        f"page {page_no} of {n} could not be loaded (a broken page tree?)",
-                        path=p) from None
-                try:
-                    textpage = page.get_textpage()
+                with PDFIUM_LOCK:
                     try:
-                        blocks, ncol = _blocks(_merge_runs(_runs(textpage)), page.get_width())
+                        page = pdf[i]
+                    except pdfium.PdfiumError:
+                        raise FormatError(
+                            f"page {page_no} of {n} could not be loaded (a broken page tree?)",
+                            path=p) from None
+                    try:
+                        width = page.get_width()
+                        textpage = page.get_textpage()
+                        try:
+                            runs = _runs(textpage)
+                        finally:
+                            textpage.close()
                     finally:
-                        textpage.close()
-                finally:
-                    page.close()
+                        page.close()
+                blocks, ncol = _blocks(_merge_runs(runs), width)
                 layouts.append(blocks)
                 columns.append(ncol)
         except _TooMuch as exc:
@@ -843,7 +872,8 @@ def read_pdf(path: str | Path, *, password: str | None = None) -> Document:
         except RecursionError:
             raise FormatError("PDF structure nested too deeply to read", path=p) from None
     finally:
-        pdf.close()
+        with PDFIUM_LOCK:
+            pdf.close()
     keep = _keep_hyphen(layouts)
     texts = [_join_page(blocks, keep) for blocks in layouts]
     empty = [i + 1 for i, t in enumerate(texts) if not t.strip()]
