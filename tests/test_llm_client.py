@@ -254,11 +254,12 @@ def test_http_400_classification_and_cut_off_answer(server: ScriptedServer, tmp_
         {"match": "Qfield", "responses": [{"status": 400, "error": "unknown field 'context' in request"}]},
         {"match": "Qlen", "responses": [{"content": '{"label": "a very long ans', "finish_reason": "length"}]},
     ])
-    c = _client(server, tmp_path)
+    c = _client(server, tmp_path, response_format="json_schema")  # forced: never negotiated away
     with pytest.raises(LLMError) as exc:
         _ask(c, "Qschema")
-    assert "the server refused the JSON-schema response_format (HTTP 400: Invalid schema" in str(exc.value)
-    assert str(exc.value).endswith("set CLINEX_LLM_RESPONSE_FORMAT=json_object (or none)")
+    assert "the server refused the json_schema response_format (HTTP 400: Invalid schema" in str(exc.value)
+    assert str(exc.value).endswith("set CLINEX_LLM_RESPONSE_FORMAT=auto to negotiate (or none)")
+    assert exc.value.systemic is True
     with pytest.raises(LLMError) as exc:
         _ask(c, "Qfield")
     assert str(exc.value).endswith("document doc-7: HTTP 400: unknown field 'context' in request")  # not "context size"

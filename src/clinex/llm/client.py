@@ -6,16 +6,39 @@ result type (``model_json_schema()``), then:
 
 * **parse, repair, retry**: the answer's text is read as JSON (a Markdown code fence
   or text around one ``{...}`` object is tolerated) and validated against the type;
-  when that fails the server is shown its answer and the validation error and asked
-  again, up to ``max_repairs`` times (servers that ignore ``response_format`` still
-  get there);
+  when that fails the server is shown its answer (its first :data:`REPAIR_ECHO_CHARS`
+  characters) and the validation error and asked again, up to ``max_repairs`` times
+  (servers that ignore ``response_format`` still get there);
 * **backoff**: a 429, a 5xx or a timeout is retried ``max_retries`` times, waiting
   ``backoff`` seconds, doubled each time (``Retry-After`` is honoured up to 30 s);
+* **the reply, validated as a whole**: a 200 reply is read as a stream and refused once
+  its body passes ``max_reply_bytes`` (the rest is never read); it must be JSON of the
+  shape of :class:`ChatCompletion` (``choices[*].message.content`` a string or null,
+  ``finish_reason`` a string or null, ``usage`` token counts whole numbers); anything
+  else is an :class:`~clinex.errors.LLMError` for that document, neither repaired nor
+  cached;
+* **an overall deadline**: ``timeout`` bounds the whole request (connect, send, wait,
+  read every byte of the reply), not each read: a watchdog shuts the connection's
+  socket when it passes, so a server that drips its reply is cut off on time (and the
+  request counts as timed out). Connections are therefore not kept alive between
+  requests: each request has its own socket for the watchdog to shut;
+* **negotiated structured output** (``response_format = "auto"``, the default): the
+  first request asks for ``{"type": "json_schema", ...}``; a 400, 422 or 500 whose
+  error names ``response_format`` / ``json_schema`` (llama-cpp-python's server answers
+  500) moves the client to ``{"type": "json_object", "schema": {...}}`` (the form
+  llama-cpp-python turns into a grammar), and a refusal of that to no
+  ``response_format``; the same request is sent again at once (no retry, no backoff)
+  and the client keeps the accepted form for every later request
+  (:attr:`LLMClient.response_format_`). A forced form (``CLINEX_LLM_RESPONSE_FORMAT``)
+  is never changed: its refusal is an error every document would meet (``systemic``);
 * **concurrency**: at most ``concurrency`` requests are in flight (a semaphore; the
   task models run their prompts through :meth:`LLMClient.map`, a thread pool of the
   same size);
 * **cache**: a validated answer is stored in the on-disk cache (:mod:`clinex.llm.cache`)
-  under the key of the first request; nothing from a failed call is stored;
+  under the key of the first request (model, messages, sampling parameters and the
+  answer's schema, not the negotiated ``response_format`` form, so a rerun hits the
+  cache before any negotiation); nothing from a failed, invalid or oversized reply is
+  stored;
 * **usage**: prompt and completion tokens (as the server reports them in ``usage``),
   requests, cache hits, retries, repairs and, with a price per 1,000 tokens
   configured, the cost, per client and for the whole process (:func:`session_usage`).
@@ -37,23 +60,24 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from clinex.errors import LLMError
 from clinex.llm.cache import LLMCache, cache_key
-from clinex.llm.config import LLMSettings
+from clinex.llm.config import ENV, LLMSettings
 from clinex.llm.grounding import GroundingStats
 
-__all__ = ["LLMClient", "Usage", "session_usage", "reset_session_usage", "format_usage", "parse_json_answer",
-           "shared_client", "redact", "schema_hint"]
+__all__ = ["LLMClient", "Usage", "ChatCompletion", "session_usage", "reset_session_usage", "format_usage",
+           "parse_json_answer", "shared_client", "redact", "schema_hint", "REPAIR_ECHO_CHARS", "NEGOTIATION"]
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
@@ -67,7 +91,123 @@ _CONTEXT_ERROR = re.compile(
 llama.cpp "exceeds the available context size", OpenAI ``context_length_exceeded``); the
 bare word "context" is not enough (a schema error may quote a field of that name)."""
 _FORMAT_ERROR = re.compile(r"response_format|json_schema|structured output|guided[_ ]decoding", re.I)
-"""A 400 refusing the ``response_format`` (servers without JSON-schema output)."""
+"""A 400, 422 or 500 refusing the ``response_format`` (servers without JSON-schema output;
+llama-cpp-python's server answers ``json_schema`` with a 500)."""
+
+NEGOTIATION = ("json_schema", "json_object_schema", "none")
+"""The forms ``response_format = "auto"`` tries, in order (see the module docstring)."""
+
+REPAIR_ECHO_CHARS = 4000
+"""Most characters of an invalid answer shown back to the server in a repair request
+(clinex's own choice: a 1,024-token answer is about 4,000 characters); a longer one is
+cut there and marked, so a runaway answer is never sent back whole."""
+
+_ERROR_BODY_BYTES = 64 * 1024
+"""Most bytes of an error (non-200) body read for its message."""
+
+
+class _ReplyMessage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    content: StrictStr | None = None
+
+
+class _ReplyChoice(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    message: _ReplyMessage
+    finish_reason: StrictStr | None = None
+
+
+_Tokens = Annotated[int, Field(strict=True, ge=0, le=10**9)]
+
+
+class _ReplyUsage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    prompt_tokens: _Tokens | None = None
+    completion_tokens: _Tokens | None = None
+
+
+class ChatCompletion(BaseModel):
+    """The part of an OpenAI chat-completions reply that clinex reads, validated as a whole.
+
+    ``choices`` must hold at least one choice whose ``message`` is an object with a
+    string (or null) ``content``; ``finish_reason`` is a string or null; ``usage``,
+    when present, is an object whose ``prompt_tokens`` and ``completion_tokens`` are
+    whole numbers from 0 to 10**9 (strict: no strings, floats or booleans). Other keys
+    are ignored, as servers add their own (``id``, ``timings``, ``system_fingerprint``).
+
+    References
+    ----------
+    OpenAI API reference, "The chat completion object" (``choices[].message.content``,
+    ``choices[].finish_reason``, ``usage.prompt_tokens``, ``usage.completion_tokens``).
+    """
+
+    model_config = ConfigDict(extra="ignore")
+    choices: list[_ReplyChoice] = Field(min_length=1)
+    usage: _ReplyUsage | None = None
+
+
+class _Expired(Exception):
+    """The overall deadline of a request passed."""
+
+
+class _TooLarge(Exception):
+    """The reply's body passed ``max_reply_bytes``."""
+
+
+class _FormatRefused(Exception):
+    """The server refused the ``response_format`` form ``fmt`` (negotiation moves on)."""
+
+    def __init__(self, fmt: str, detail: str) -> None:
+        super().__init__(detail)
+        self.fmt = fmt
+        self.detail = detail
+
+
+class _Watchdog:
+    """Shuts a request's socket when its overall deadline passes.
+
+    The socket is learnt from httpcore's ``trace`` extension (``connect_tcp`` /
+    ``start_tls`` complete); shutting it down makes a blocked read return at once, so
+    neither a slow first byte nor a dripped body outlives the deadline.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self._lock = threading.Lock()
+        self._sock: Any = None
+        self._done = False
+        self.fired = False
+        self._timer = threading.Timer(max(seconds, 0.0), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def trace(self, name: str, info: Mapping[str, Any]) -> None:
+        if name not in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        with self._lock:
+            self._sock = sock
+            if self.fired:
+                self._shut()
+
+    def _shut(self) -> None:
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, AttributeError):
+            pass
+
+    def _fire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.fired = True
+            if self._sock is not None:
+                self._shut()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._done = True
+        self._timer.cancel()
 
 
 def redact(message: str, key: str | None) -> str:
@@ -147,6 +287,9 @@ class Usage:
         evidence quotes could be grounded (counted by :meth:`LLMClient.count_downgrade`).
     cost : float
         Price of the tokens, when a price is configured (``priced``).
+    response_format : str or None
+        The ``response_format`` form of the last answered request (one of
+        :data:`clinex.llm.config.RESPONSE_FORMATS` but ``auto``); None before any.
     grounding : GroundingStats
         Quotes grounded / dropped by the task models.
     """
@@ -162,6 +305,7 @@ class Usage:
     downgraded: int = 0
     cost: float = 0.0
     priced: bool = False
+    response_format: str | None = None
     grounding: GroundingStats = field(default_factory=GroundingStats)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -177,6 +321,7 @@ class Usage:
             "calls", "requests", "cache_hits", "prompt_tokens", "completion_tokens", "retries", "repairs",
             "failures", "downgraded")}
         out["cost"] = round(self.cost, 6) if self.priced else None
+        out["response_format"] = self.response_format
         out.update(self.grounding.as_dict())
         return out
 
@@ -196,7 +341,8 @@ def reset_session_usage() -> None:
 
 
 def format_usage(usage: Usage) -> str:
-    """One line for stderr: answers, requests, cache hits, tokens, cost, dropped spans, downgrades.
+    """One line for stderr: answers, requests, cache hits, tokens, cost, dropped spans, downgrades,
+    and the ``response_format`` form the server accepted.
 
     ``answers`` counts successful answers only (a call that failed is in ``failures``).
     """
@@ -211,6 +357,8 @@ def format_usage(usage: Usage) -> str:
     parts.append(f"{g.grounded} spans grounded ({g.fuzzy} fuzzy), {g.ungrounded} ungrounded dropped")
     if usage.downgraded:
         parts.append(f"{usage.downgraded} answers without grounded evidence downgraded to NI / not met")
+    if usage.response_format:
+        parts.append(f"response_format {usage.response_format}")
     return "; ".join(parts)
 
 
@@ -247,12 +395,13 @@ def parse_json_answer(content: str, result_type: type[T]) -> T:
         raise ValueError(f"JSON does not follow the schema ({problems})") from None
 
 
-def _server_message(resp: Any, key: str | None) -> str:
-    """The error text of a reply, without the key (redacted before it is cut to 300 characters)."""
+def _server_message(raw: bytes, key: str | None) -> str:
+    """The error text of a reply body, without the key (redacted before it is cut to 300 characters)."""
+    text = raw.decode("utf-8", errors="replace")
     try:
-        body = resp.json()
+        body = json.loads(text)
     except ValueError:
-        return redact(resp.text, key)[:300].strip()
+        return redact(text, key)[:300].strip()
     err = body.get("error", body.get("detail", body)) if isinstance(body, dict) else body
     if isinstance(err, dict):
         err = err.get("message", err)
@@ -271,6 +420,15 @@ class LLMClient:
         file) when ``settings.cache`` is on, else uses none.
     transport : httpx transport, optional
         For tests of the client itself; the task tests use a real local server.
+
+    Attributes
+    ----------
+    response_format_ : str
+        The ``response_format`` form in use: the forced one, or under ``auto`` the
+        one negotiation reached so far (one of :data:`NEGOTIATION`).
+    format_refusals_ : list of str
+        Under ``auto``, one line per form the server refused (form, HTTP status, its
+        message), in order.
     """
 
     def __init__(self, settings: LLMSettings, *, cache: LLMCache | None | str = "auto", transport: Any = None) -> None:
@@ -285,13 +443,18 @@ class LLMClient:
         headers = {"Content-Type": "application/json"}
         if settings.api_key:
             headers["Authorization"] = f"Bearer {settings.api_key}"
+        headers["Accept-Encoding"] = "identity"  # the size cap counts the bytes as sent
         self._http = httpx.Client(
             timeout=httpx.Timeout(settings.timeout),
             headers=headers,
             transport=transport,
-            limits=httpx.Limits(max_connections=settings.concurrency),
+            # no keep-alive: each request has its own socket, which its watchdog may shut
+            limits=httpx.Limits(max_connections=settings.concurrency, max_keepalive_connections=0),
         )
         self._url = settings.base_url.rstrip("/") + "/chat/completions"
+        self._format_lock = threading.Lock()
+        self.response_format_ = NEGOTIATION[0] if settings.response_format == "auto" else settings.response_format
+        self.format_refusals_: list[str] = []
 
     def __repr__(self) -> str:
         return f"LLMClient(server={self.settings.server!r}, model={self.settings.model!r})"
@@ -314,17 +477,26 @@ class LLMClient:
         session_usage().grounding.add(grounding)
 
     # ------------------------------------------------------------------ requests
-    def _params(self, name: str, result_type: type[BaseModel]) -> dict[str, Any]:
+    def _params(self, name: str, result_type: type[BaseModel], fmt: str) -> dict[str, Any]:
         s = self.settings
         params: dict[str, Any] = {"temperature": 0, "seed": s.seed, "max_tokens": s.max_tokens}
-        if s.response_format == "json_schema":
+        if fmt == "json_schema":
             params["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": name, "schema": result_type.model_json_schema(), "strict": True},
             }
-        elif s.response_format == "json_object":
+        elif fmt == "json_object_schema":
+            params["response_format"] = {"type": "json_object", "schema": result_type.model_json_schema()}
+        elif fmt == "json_object":
             params["response_format"] = {"type": "json_object"}
         return params
+
+    def _refused(self, fmt: str, detail: str) -> None:
+        """Under ``auto``: the server refused ``fmt``; move to the next form (once, whichever thread sees it)."""
+        with self._format_lock:
+            if self.response_format_ == fmt and fmt != NEGOTIATION[-1]:
+                self.response_format_ = NEGOTIATION[NEGOTIATION.index(fmt) + 1]
+                self.format_refusals_.append(f"{fmt}: {detail}")
 
     def _fail(self, what: str, document: str, *, systemic: bool = False) -> LLMError:
         """The error of a failed call; ``systemic`` marks one every document would meet
@@ -337,7 +509,62 @@ class LLMClient:
         err.systemic = systemic  # type: ignore[attr-defined]
         return err
 
-    def _post(self, body: dict[str, Any], document: str) -> dict[str, Any]:
+    def _send(self, body: dict[str, Any]) -> tuple[int, Any, bytes]:
+        """One HTTP exchange within the overall deadline: (status, headers, body bytes).
+
+        A 200 body is read up to ``max_reply_bytes`` (:class:`_TooLarge` past it, the
+        rest unread); an error body up to 64 KiB. :class:`_Expired` when the deadline
+        passes, whichever phase the request is in.
+        """
+        import httpx
+
+        s = self.settings
+        deadline = time.monotonic() + s.timeout
+        watchdog = _Watchdog(s.timeout)
+        try:
+            with self._http.stream("POST", self._url, json=body, extensions={"trace": watchdog.trace}) as resp:
+                ok = resp.status_code == 200
+                cap = s.max_reply_bytes if ok else _ERROR_BODY_BYTES
+                declared = resp.headers.get("Content-Length", "")
+                if ok and declared.isdigit() and int(declared) > cap:
+                    raise _TooLarge
+                buf = bytearray()
+                for chunk in resp.iter_bytes():
+                    buf += chunk
+                    if len(buf) > cap:
+                        if ok:
+                            raise _TooLarge
+                        del buf[cap:]
+                        break
+                    if time.monotonic() > deadline:
+                        raise _Expired
+                return resp.status_code, resp.headers, bytes(buf)
+        except httpx.TimeoutException:
+            raise _Expired from None
+        except httpx.HTTPError:
+            if watchdog.fired:
+                raise _Expired from None
+            raise
+        finally:
+            watchdog.cancel()
+
+    def _reply(self, raw: bytes, document: str) -> ChatCompletion:
+        """A 200 body validated as a whole (:class:`ChatCompletion`), else an LLMError for ``document``."""
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise self._fail("the server's reply is not JSON (is the base URL an OpenAI-compatible /v1 root?)",
+                             document) from None
+        try:
+            return ChatCompletion.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors()[:3]
+            )
+            raise self._fail(f"the server's reply is not a chat-completions response ({problems}; is the base "
+                             "URL an OpenAI-compatible /v1 root?)", document) from None
+
+    def _post(self, body: dict[str, Any], document: str, fmt: str) -> ChatCompletion:
         import httpx
 
         s = self.settings
@@ -345,34 +572,34 @@ class LLMClient:
         last = ""
         for attempt in range(attempts):
             wait_s = s.backoff * (2 ** attempt)
+            code: int | None = None
             with self._semaphore:
                 self._bump(requests=1)
                 try:
-                    resp = self._http.post(self._url, json=body)
-                except httpx.TimeoutException:
+                    code, headers, raw = self._send(body)
+                except _Expired:
                     last = f"no answer within {s.timeout:g} s"
-                    resp = None
+                except _TooLarge:
+                    raise self._fail(f"the server's reply is larger than {s.max_reply_bytes:,} bytes "
+                                     f"({ENV['max_reply_bytes']}); reading stopped there", document) from None
                 except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
                     raise self._fail(f"cannot connect ({type(exc).__name__}); is the server running "
                                      f"and the URL right?", document, systemic=True) from None
                 except httpx.HTTPError as exc:
                     last = f"{type(exc).__name__}"
-                    resp = None
-            if resp is not None:
-                code = resp.status_code
+            if code is not None:
                 if code == 200:
-                    try:
-                        data = resp.json()
-                        data["choices"][0]["message"]
-                    except (ValueError, KeyError, IndexError, TypeError):
-                        raise self._fail("the server's reply is not a chat-completions response "
-                                         "(is the base URL an OpenAI-compatible /v1 root?)", document,
-                                         systemic=True) from None
-                    return data
-                msg = _server_message(resp, s.api_key)
+                    return self._reply(raw, document)
+                msg = _server_message(raw, s.api_key)
+                if code in (400, 422, 500) and "response_format" in body and _FORMAT_ERROR.search(msg):
+                    if s.response_format == "auto":
+                        raise _FormatRefused(fmt, f"HTTP {code}: {msg}")
+                    raise self._fail(f"the server refused the {fmt} response_format (HTTP {code}: {msg}); "
+                                     "set CLINEX_LLM_RESPONSE_FORMAT=auto to negotiate (or none)", document,
+                                     systemic=True)
                 if code == 429 or code >= 500:
                     last = f"HTTP {code}: {msg}"
-                    ra = resp.headers.get("Retry-After", "")
+                    ra = headers.get("Retry-After", "")
                     if ra.replace(".", "", 1).isdigit():
                         wait_s = max(wait_s, min(float(ra), _RETRY_AFTER_CAP))
                 elif code == 404:
@@ -384,10 +611,6 @@ class LLMClient:
                 elif code in (401, 403):
                     raise self._fail(f"the server refused the request (HTTP {code}: {msg}); check "
                                      "CLINEX_LLM_API_KEY / --llm-key", document, systemic=True)
-                elif code in (400, 422) and _FORMAT_ERROR.search(msg) and s.response_format == "json_schema":
-                    raise self._fail(f"the server refused the JSON-schema response_format (HTTP {code}: {msg}); "
-                                     "set CLINEX_LLM_RESPONSE_FORMAT=json_object (or none)", document,
-                                     systemic=True)
                 elif code in (400, 413, 422) and _CONTEXT_ERROR.search(msg):
                     raise self._fail(f"the prompt does not fit the model's context (HTTP {code}: {msg}); "
                                      f"set CLINEX_LLM_CONTEXT to the server's context size "
@@ -399,10 +622,10 @@ class LLMClient:
                 time.sleep(wait_s)
         raise self._fail(f"{last} (after {attempts} attempts)", document)
 
-    def _record_usage(self, data: Mapping[str, Any]) -> None:
-        u = data.get("usage") or {}
-        p = int(u.get("prompt_tokens") or 0)
-        c = int(u.get("completion_tokens") or 0)
+    def _record_usage(self, data: ChatCompletion) -> None:
+        u = data.usage
+        p = (u.prompt_tokens or 0) if u is not None else 0
+        c = (u.completion_tokens or 0) if u is not None else 0
         cost = (p * (self.settings.price_prompt or 0.0) + c * (self.settings.price_completion or 0.0)) / 1000.0
         self._bump(prompt_tokens=p, completion_tokens=c, cost=cost)
 
@@ -434,8 +657,10 @@ class LLMClient:
         Raises
         ------
         LLMError
-            Server unreachable, an HTTP error, retries used up, or no valid answer
-            after ``max_repairs`` re-asks. Nothing is cached then.
+            Server unreachable, an HTTP error, retries used up, a reply that is not a
+            chat-completions response (:class:`ChatCompletion`) or is larger than
+            ``max_reply_bytes``, no reply within ``timeout`` seconds, or no valid
+            answer after ``max_repairs`` re-asks. Nothing is cached then.
         """
         msgs = [dict(m) for m in messages]
         hint = schema_hint(result_type)
@@ -443,8 +668,9 @@ class LLMClient:
             msgs[0]["content"] = f"{msgs[0].get('content', '').rstrip()}\n{hint}"
         else:
             msgs.insert(0, {"role": "system", "content": hint})
-        params = self._params(name, result_type)
-        key = cache_key(self.settings.model, msgs, params)
+        # the cache key holds the answer's schema, not the form of response_format negotiated
+        sampling = self._params(name, result_type, "none")
+        key = cache_key(self.settings.model, msgs, {**sampling, "schema": result_type.model_json_schema()})
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
@@ -460,17 +686,30 @@ class LLMClient:
         for attempt in range(self.settings.max_repairs + 1):
             if attempt:
                 self._bump(repairs=1)
-            data = self._post({"model": self.settings.model, "messages": convo, **params}, document)
+            while True:  # negotiation: the same request again in the next form, until one is accepted
+                fmt = self.response_format_
+                try:
+                    data = self._post({"model": self.settings.model, "messages": convo,
+                                       **self._params(name, result_type, fmt)}, document, fmt)
+                except _FormatRefused as exc:
+                    self._refused(exc.fmt, exc.detail)
+                    continue
+                break
             self._record_usage(data)
-            choice = data["choices"][0]
-            content = redact(choice["message"].get("content") or "", self.settings.api_key)
+            session_usage().response_format = fmt
+            self.usage.response_format = fmt
+            choice = data.choices[0]
+            content = redact(choice.message.content or "", self.settings.api_key)
             try:
                 answer = parse_json_answer(content, result_type)
             except ValueError as exc:
                 problem = str(exc)
-                if choice.get("finish_reason") == "length":
+                if choice.finish_reason == "length":
                     raise self._fail(f"answer cut off at max_tokens ({self.settings.max_tokens}); raise "
                                      "CLINEX_LLM_MAX_TOKENS", document) from None
+                if len(content) > REPAIR_ECHO_CHARS:  # never send a runaway answer back whole
+                    content = (content[:REPAIR_ECHO_CHARS]
+                               + f" [... cut here: the answer had {len(content):,} characters]")
                 convo = [*convo, {"role": "assistant", "content": content}, {
                     "role": "user",
                     "content": f"That answer cannot be used: {problem}. Reply again with only one JSON object "

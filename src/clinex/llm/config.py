@@ -10,7 +10,7 @@ setting                    environment variable           default
 ``base_url``               ``CLINEX_LLM_BASE_URL``        none (required)
 ``model``                  ``CLINEX_LLM_MODEL``           none (required)
 ``api_key``                ``CLINEX_LLM_API_KEY``         none (no ``Authorization``)
-``timeout``                ``CLINEX_LLM_TIMEOUT``         60 s per request
+``timeout``                ``CLINEX_LLM_TIMEOUT``         60 s per request, in all
 ``max_retries``            ``CLINEX_LLM_RETRIES``         3 (after the first try)
 ``backoff``                ``CLINEX_LLM_BACKOFF``         1 s, doubled each retry
 ``max_repairs``            ``CLINEX_LLM_REPAIRS``         2 (re-asks for valid JSON)
@@ -18,7 +18,8 @@ setting                    environment variable           default
 ``seed``                   ``CLINEX_LLM_SEED``            0
 ``max_tokens``             ``CLINEX_LLM_MAX_TOKENS``      1024 per answer
 ``context_tokens``         ``CLINEX_LLM_CONTEXT``         8192
-``response_format``        ``CLINEX_LLM_RESPONSE_FORMAT`` ``json_schema``
+``response_format``        ``CLINEX_LLM_RESPONSE_FORMAT`` ``auto`` (negotiated)
+``max_reply_bytes``        ``CLINEX_LLM_MAX_REPLY_BYTES`` 4,194,304 (4 MiB a reply)
 ``price_prompt``           ``CLINEX_LLM_PRICE_PROMPT``    none (per 1,000 tokens)
 ``price_completion``       ``CLINEX_LLM_PRICE_COMPLETION`` none (per 1,000 tokens)
 ``cache``                  ``CLINEX_LLM_NO_CACHE=1`` off  on
@@ -32,6 +33,12 @@ seed is sent, so that a server that honours both answers the same prompt the sam
 way. The 1 s backoff doubling up to 3 retries (1 + 2 + 4 s of waiting) and the
 4 requests in flight are clinex's own choices: they suit a local server; raise
 ``concurrency`` for a vLLM server with many slots.
+
+``timeout`` is an overall deadline for one request (connect, send, wait, read the
+whole reply), not a limit per read: a server that drips its reply byte by byte is cut
+off when it passes (:mod:`clinex.llm.client`). ``max_reply_bytes`` caps the body of
+one reply: 4 MiB is clinex's own choice, some 500 times the JSON of a 1,024-token
+answer (about 4-8 KB), so only a broken or hostile server reaches it.
 
 The API key is kept out of ``repr``, ``str`` and every message (:attr:`LLMSettings.api_key`).
 """
@@ -64,6 +71,7 @@ ENV: dict[str, str] = {
     "max_tokens": "CLINEX_LLM_MAX_TOKENS",
     "context_tokens": "CLINEX_LLM_CONTEXT",
     "response_format": "CLINEX_LLM_RESPONSE_FORMAT",
+    "max_reply_bytes": "CLINEX_LLM_MAX_REPLY_BYTES",
     "price_prompt": "CLINEX_LLM_PRICE_PROMPT",
     "price_completion": "CLINEX_LLM_PRICE_COMPLETION",
     "cache_path": "CLINEX_LLM_CACHE",
@@ -73,7 +81,11 @@ ENV: dict[str, str] = {
 """Setting name -> environment variable (``cache`` is turned off by ``CLINEX_LLM_NO_CACHE=1``)."""
 
 NO_CACHE_ENV = "CLINEX_LLM_NO_CACHE"
-RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+RESPONSE_FORMATS = ("auto", "json_schema", "json_object_schema", "json_object", "none")
+"""``auto`` negotiates (:class:`clinex.llm.client.LLMClient`); the others force one ``response_format``:
+``{"type": "json_schema", "json_schema": {...}}`` (OpenAI, vLLM, llama.cpp's ``llama-server``, Ollama),
+``{"type": "json_object", "schema": {...}}`` (llama-cpp-python's server: grammar-constrained),
+``{"type": "json_object"}`` (any JSON) or none at all."""
 
 
 @dataclass(frozen=True, repr=False)
@@ -93,7 +105,8 @@ class LLMSettings:
         ASCII is an :class:`~clinex.errors.InputError` naming ``CLINEX_LLM_API_KEY``
         (HTTP headers carry ASCII only), never showing the key.
     timeout : float
-        Seconds per request (connect, read and write).
+        Seconds one request may take in all (connect, send, wait and read the whole
+        reply): an overall deadline, not a limit per read.
     max_retries : int
         Retries after a 429, a 5xx or a timeout.
     backoff : float
@@ -107,8 +120,13 @@ class LLMSettings:
         Most tokens per answer.
     context_tokens : int
         The model's context size; prompts are cut to fit (RoB sections, cohort records).
-    response_format : {"json_schema", "json_object", "none"}
-        What is asked for in ``response_format``.
+    response_format : {"auto", "json_schema", "json_object_schema", "json_object", "none"}
+        What is asked for in ``response_format`` (:data:`RESPONSE_FORMATS`); ``auto``
+        tries ``json_schema``, then ``json_object_schema``, then none, as the server
+        accepts them, once per client.
+    max_reply_bytes : int
+        Largest reply body read, in bytes (at least 1,024); a larger reply is refused
+        as soon as the cap is passed, without reading the rest.
     price_prompt, price_completion : float or None
         Price per 1,000 prompt / completion tokens (not negative); the cost is printed when set.
     cache : bool
@@ -132,7 +150,8 @@ class LLMSettings:
     seed: int = 0
     max_tokens: int = 1024
     context_tokens: int = 8192
-    response_format: str = "json_schema"
+    response_format: str = "auto"
+    max_reply_bytes: int = 4 * 1024 * 1024
     price_prompt: float | None = None
     price_completion: float | None = None
     cache: bool = True
@@ -156,6 +175,7 @@ class LLMSettings:
             ("backoff", self.backoff >= 0), ("max_repairs", self.max_repairs >= 0),
             ("concurrency", self.concurrency >= 1), ("max_tokens", self.max_tokens >= 1),
             ("context_tokens", self.context_tokens >= 256), ("shots", self.shots >= 0),
+            ("max_reply_bytes", self.max_reply_bytes >= 1024),
             ("price_prompt", self.price_prompt is None or self.price_prompt >= 0),
             ("price_completion", self.price_completion is None or self.price_completion >= 0),
         )
