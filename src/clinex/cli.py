@@ -75,6 +75,10 @@ def batch(
         help=f"The task's model: pv {_PV_MODEL_CHOICES} | a model folder; rob rules | cues | sentence | llm | a file; "
         "cohort rules | llm (default auto); built before any item, recorded in manifest.json.",
     ),
+    force: bool = typer.Option(
+        False, "--force",
+        help="Start again when OUTPUT holds a run that cannot be resumed (its own files are removed, no others).",
+    ),
 ) -> None:
     """Run TASK over many inputs with Dask; write results.parquet, errors.jsonl, manifest.json.
 
@@ -95,8 +99,10 @@ def batch(
     with Progress(f"batch {task}", unit="partitions") as bar:
         summary = run_batch(
             task, inputs, output, partition_size=partition_size, workers=workers, progress=bar.update,
-            criteria=criteria or None, model=model, batch_size=batch_size,
+            criteria=criteria or None, model=model, batch_size=batch_size, force=force,
         )
+    for note in summary.notes:
+        typer.echo(note, err=True)
     for err in summary.errors:
         typer.echo(f"skipped {err.id}: {err.message}", err=True)
     if summary.n_items == 0 and summary.errors:

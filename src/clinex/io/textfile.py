@@ -10,7 +10,23 @@ from typing import Any
 
 from clinex.errors import ClinexError, EncodingError, FormatError, InputError
 
-__all__ = ["read_text", "decode_text", "check_nul", "utf8_error", "iter_json_lines", "require_file", "parse_yaml"]
+__all__ = [
+    "read_text",
+    "decode_text",
+    "check_nul",
+    "utf8_error",
+    "iter_json_lines",
+    "parse_json",
+    "MAX_INT_DIGITS",
+    "require_file",
+    "parse_yaml",
+]
+
+#: The most digits (sign left out) an integer in a JSON value may have: Python's default
+#: int-conversion limit (``sys.get_int_max_str_digits()``, 4,300 since Python 3.11,
+#: CVE-2020-10735). No clinex field needs more than a few; a longer one is a
+#: :class:`FormatError` for its line, not a ``ValueError`` traceback.
+MAX_INT_DIGITS = 4300
 
 
 def require_file(path: str | Path) -> Path:
@@ -200,12 +216,9 @@ def iter_json_lines(
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield n, FormatError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=path, line=n)
-            continue
-        except RecursionError:
-            yield n, FormatError("JSON nested too deeply", path=path, line=n)
+            obj = parse_json(line, path=path, line=n)
+        except FormatError as exc:
+            yield n, exc
             continue
         if "\\ud" in line.lower() and _has_lone_surrogate(obj):
             # a "\ud800" escape is valid JSON but not Unicode text: no model, writer or
@@ -222,6 +235,109 @@ def iter_json_lines(
             )
             continue
         yield n, obj
+
+
+class _LongInt:
+    """Stands in, while decoding, for an integer too long to convert (its digit count)."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+class _IntGuard:
+    """``parse_int`` of :func:`json.loads`: converts integers of at most
+    :data:`MAX_INT_DIGITS` digits, and notes longer ones instead of raising."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def __call__(self, digits: str) -> int | _LongInt:
+        n = len(digits) - digits.startswith("-")
+        if n <= MAX_INT_DIGITS:
+            try:
+                return int(digits)
+            except ValueError:  # an interpreter with a lower int_max_str_digits
+                pass
+        self.seen = True
+        return _LongInt(n)
+
+
+def _long_int_field(obj: Any) -> tuple[str, int]:
+    """The JSON path (``annotations[0].events[1].Trigger.start[0][0]``, ``$`` for the
+    whole value) and digit count of the first over-long integer in ``obj``, depth first
+    in document order; iterative, so any nesting depth the decoder accepted is walked."""
+    stack: list[tuple[Any, str]] = [(obj, "")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, _LongInt):
+            return where or "$", value.digits
+        if isinstance(value, dict):
+            items = [(v, f"{where}.{_key(k)}" if where else _key(k)) for k, v in value.items()]
+        elif isinstance(value, list):
+            items = [(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        else:
+            continue
+        stack.extend(reversed(items))
+    raise AssertionError("no over-long integer found")  # pragma: no cover (the guard saw one)
+
+
+def _key(key: str) -> str:
+    """A JSON key as named in a message: cut to 40 characters."""
+    return key if len(key) <= 40 else key[:40] + "..."
+
+
+def parse_json(text: str, *, path: str | Path | None = None, line: int | None = None) -> Any:
+    """Decode one JSON value (a JSON line, or a whole small JSON file): the one JSON
+    decoder of clinex's readers.
+
+    Parameters
+    ----------
+    text : str
+        The JSON text.
+    path : str or Path, optional
+        Names the source in messages.
+    line : int, optional
+        1-based line number, for messages.
+
+    Returns
+    -------
+    Any
+        The decoded value (``json.loads``; ``NaN`` and ``Infinity`` are accepted as
+        Python's decoder accepts them).
+
+    Raises
+    ------
+    FormatError
+        ``not valid JSON: <problem> (column <n>)``; ``JSON nested too deeply`` (past
+        the interpreter's recursion limit); or, naming the field as a JSON path,
+        ``integer of <n> digits; at most 4300 are read`` (:data:`MAX_INT_DIGITS`).
+
+    Examples
+    --------
+    >>> parse_json('{"id": 7, "start": [[12]]}')
+    {'id': 7, 'start': [[12]]}
+    >>> parse_json('{"start": [[' + "1" * 5000 + ']]}', path="in.json", line=3)
+    Traceback (most recent call last):
+    ...
+    clinex.errors.FormatError: [CLX002] in.json:3: field 'start[0][0]': integer of 5000 digits; at most 4300 are read
+    """
+    guard = _IntGuard()
+    try:
+        obj = json.loads(text, parse_int=guard)
+    except json.JSONDecodeError as exc:
+        raise FormatError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=path, line=line) from None
+    except RecursionError:
+        raise FormatError("JSON nested too deeply", path=path, line=line) from None
+    if guard.seen:
+        where, digits = _long_int_field(obj)
+        raise FormatError(
+            f"integer of {digits} digits; at most {MAX_INT_DIGITS} are read", path=path, line=line, field=where
+        )
+    return obj
 
 
 def _has_lone_surrogate(obj: Any) -> bool:

@@ -73,6 +73,8 @@ EACL 2012 (standoff format). Sun Z. et al., "PHEE", EMNLP 2022; converter
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import logging
 import re
 from collections.abc import Callable, Iterator
@@ -127,6 +129,8 @@ _CUE_LABEL_OF = {v: k for k, v in CUE_LABELS.items()}
 _TRIGGER_LABELS = EVENT_TYPES + (COMBINATION,)
 _ENTITY_LABELS = MAIN_ROLES + tuple(SUB_LABELS) + tuple(CUE_LABELS) + _TRIGGER_LABELS
 _OFFSETS = re.compile(r"\d+ \d+(?:;\d+ \d+)*")
+#: An offset with more digits (leading zeros aside) lies past any text clinex reads.
+_MAX_OFFSET_DIGITS = 18
 
 
 @dataclass
@@ -138,12 +142,25 @@ class _Ent:
 
 
 @dataclass
+class _Raw:
+    """A T line before its offsets are read: label, (start, end) pairs, the offsets
+    column as written, the text column, the line number."""
+
+    label: str
+    pairs: tuple[tuple[int, int], ...]
+    offsets: str
+    text: str
+    line: int
+
+
+@dataclass
 class _Ev:
     id: str
     type: str
     trigger: str
     args: list[str]
     line: int
+    listed: bool = True  # False: a trigger T line without an E line (its id is the T id)
 
 
 @dataclass
@@ -151,6 +168,7 @@ class _Ann:
     path: Path
     text: str
     ents: dict[str, _Ent] = field(default_factory=dict)
+    raw: dict[str, _Raw] = field(default_factory=dict)  # T lines until their offsets are read
     events: dict[str, _Ev] = field(default_factory=dict)
     attrs: list[tuple[str, str, bool | str, int]] = field(default_factory=list)  # name, target, value, line
     rels: list[tuple[str, str, str, int]] = field(default_factory=list)  # type, arg1, arg2, line
@@ -182,6 +200,8 @@ def _probability(value: str | None) -> float | None:
 
 
 def _parse_entity(cols: list[str], ann: _Ann, n: int) -> None:
+    """Check a T line's label and offsets' form; the offsets are read into spans once the
+    whole file is parsed (:func:`_resolve_entities`: their unit is decided per file)."""
     tid = cols[0]
     if len(cols) < 3:
         raise FormatError("a T line needs 3 tab-separated columns", path=ann.path, line=n)
@@ -194,25 +214,86 @@ def _parse_entity(cols: list[str], ann: _Ann, n: int) -> None:
     if not _OFFSETS.fullmatch(offsets):
         raise FormatError(f"bad offsets {offsets!r}, expected 'start end[;start end...]'",
                           path=ann.path, line=n)
-    frags = []
+    pairs = []
     for pair in offsets.split(";"):
-        start, end = (int(x) for x in pair.split(" "))
-        if end < start or end > len(ann.text):
-            raise OffsetError(
-                f"offsets {start}-{end} fall outside a text of {len(ann.text)} characters"
-                if end > len(ann.text) else f"offsets {start}-{end}: end before start",
-                path=ann.path, line=n,
-            )
-        frags.append(Fragment(start=start, end=end, text=ann.text[start:end]))
-    span = Span(fragments=tuple(frags))
-    if span.text != cols[2]:
-        raise OffsetError(
-            f"annotation text does not match the text at offsets {offsets}",
-            path=ann.path, line=n,
-        )
-    if tid in ann.ents:
+        numbers = [x.lstrip("0") or "0" for x in pair.split(" ")]  # int() counts leading zeros
+        for x in numbers:
+            if len(x) > _MAX_OFFSET_DIGITS:  # int() of thousands of digits raises
+                raise OffsetError(
+                    f"offset of {len(x)} digits falls outside a text of {len(ann.text)} characters",
+                    path=ann.path, line=n,
+                )
+        start, end = int(numbers[0]), int(numbers[1])
+        if end < start:
+            raise OffsetError(f"offsets {start}-{end}: end before start", path=ann.path, line=n)
+        pairs.append((start, end))
+    if tid in ann.raw or tid in ann.ents:
         raise FormatError(f"duplicate id {tid}", path=ann.path, line=n)
-    ann.ents[tid] = _Ent(tid, label, span, n)
+    ann.raw[tid] = _Raw(label, tuple(pairs), offsets, cols[2], n)
+
+
+class _Units:
+    """Character offsets of a text counted in another unit (UTF-8 bytes, UTF-16 code
+    units): ``char(o)`` is the character index at unit offset ``o``, or None when ``o``
+    falls inside a character or past the end."""
+
+    def __init__(self, text: str, unit: str) -> None:
+        if unit == "UTF-8 bytes":
+            sizes = (1 if c < "\x80" else 2 if c < "\u0800" else 3 if c < "\U00010000" else 4 for c in text)
+        else:
+            sizes = (1 if c < "\U00010000" else 2 for c in text)
+        self.bounds = [0, *itertools.accumulate(sizes)]  # unit offset of each character boundary
+
+    def char(self, o: int) -> int | None:
+        i = bisect.bisect_left(self.bounds, o)
+        return i if i < len(self.bounds) and self.bounds[i] == o else None
+
+
+def _read_spans(ann: _Ann, units: _Units | None) -> dict[str, Span] | tuple[int, OffsetError]:
+    """Every T line's span under one reading of the offsets (``units`` None: characters),
+    or the line number and error of the first line that does not fit the text."""
+    text, spans = ann.text, {}
+    for tid, raw in ann.raw.items():
+        frags = []
+        for start, end in raw.pairs:
+            s, e = (start, end) if units is None else (units.char(start), units.char(end))
+            if s is None or e is None or e > len(text):
+                return raw.line, OffsetError(
+                    f"offsets {start}-{end} fall outside a text of {len(text)} characters",
+                    path=ann.path, line=raw.line,
+                )
+            frags.append(Fragment(start=s, end=e, text=text[s:e]))
+        span = Span(fragments=tuple(frags))
+        if span.text != raw.text:
+            return raw.line, OffsetError(
+                f"annotation text does not match the text at offsets {raw.offsets}", path=ann.path, line=raw.line
+            )
+        spans[tid] = span
+    return spans
+
+
+def _resolve_entities(ann: _Ann, warn: Callable[[str], None]) -> None:
+    """Read the T lines' offsets as characters (brat's unit); if some span does not fit
+    the text so, but every span fits when the offsets are read as UTF-8 bytes or as
+    UTF-16 code units (what some exporters write), convert them and say so.
+
+    Raises
+    ------
+    OffsetError
+        No reading fits every span: the character reading's first bad line.
+    """
+    spans = _read_spans(ann, None)
+    if isinstance(spans, tuple) and not ann.text.isascii():
+        for unit in ("UTF-8 bytes", "UTF-16 code units"):
+            other = _read_spans(ann, _Units(ann.text, unit))
+            if not isinstance(other, tuple):
+                warn(f"{ann.path}: offsets are {unit}, not characters; converted to character offsets")
+                spans = other
+                break
+    if isinstance(spans, tuple):
+        raise spans[1]
+    for tid, raw in ann.raw.items():
+        ann.ents[tid] = _Ent(tid, raw.label, spans[tid], raw.line)
 
 
 def _parse_event(cols: list[str], ann: _Ann, n: int) -> None:
@@ -251,7 +332,7 @@ def _parse_relation(cols: list[str], ann: _Ann, n: int) -> None:
     ann.rels.append((items[0], items[1][5:], items[2][5:], n))
 
 
-def _parse(text: str, ann_text: str, path: Path) -> _Ann:
+def _parse(text: str, ann_text: str, path: Path, warn: Callable[[str], None]) -> _Ann:
     ann = _Ann(path=path, text=text)
     for n, line in enumerate(ann_text.split("\n"), start=1):
         line = line.rstrip("\r")
@@ -274,9 +355,24 @@ def _parse(text: str, ann_text: str, path: Path) -> _Ann:
     # references must resolve
     for ev in ann.events.values():
         for ref in [ev.trigger, *ev.args]:
-            if ref not in ann.ents:
+            if ref not in ann.raw:
                 raise FormatError(f"{ev.id} refers to unknown id {ref}", path=path, line=ev.line)
+    _resolve_entities(ann, warn)
+    _add_triggers_without_events(ann)
     return ann
+
+
+def _add_triggers_without_events(ann: _Ann) -> None:
+    """A trigger-labelled T line that no E line uses is still an event trigger (brat
+    shows it so; exporters that write text-bound annotations only leave out E lines):
+    it becomes an event with no listed argument, keyed by its T id (so that ``R`` and
+    ``A`` lines naming the T id reach it), linked by the same rules as an E line that
+    lists no argument. PHEE's own files have none (every trigger has its E line)."""
+    used = {ev.trigger for ev in ann.events.values()} | {a for ev in ann.events.values() for a in ev.args}
+    for ent in list(ann.ents.values()):
+        if ent.label in _TRIGGER_LABELS and ent.id not in used and ent.id not in ann.events:
+            logger.info("%s:%d: %s (%s) has no E line; read as an event", ann.path, ent.line, ent.id, ent.label)
+            ann.events[ent.id] = _Ev(ent.id, ent.label, ent.id, [], ent.line, listed=False)
 
 
 # --------------------------------------------------------------------------- linking
@@ -291,7 +387,7 @@ def _overlaps(sub: Span, main: Span) -> bool:
     )
 
 
-def _link(ann: _Ann) -> list[Event]:
+def _link(ann: _Ann, warn: Callable[[str], None]) -> list[Event]:
     path = ann.path
     ents, events = ann.ents, ann.events
     argless = [e.id for e in events.values() if not e.args]
@@ -321,15 +417,11 @@ def _link(ann: _Ann) -> list[Event]:
         if ev.type == COMBINATION and ev.id not in child_to_parent:
             if len(parents) == 1:
                 child_to_parent[ev.id] = parents[0]
-            else:
-                logger.info("%s: combination %s not linked to an event", path, ev.id)
 
     for ent in ents.values():
         if ent.label in MAIN_ROLES and ent.id not in main_to_events:
             if default is not None:
                 main_to_events[ent.id] = [default]
-            else:
-                logger.info("%s: argument %s not linked to an event", path, ent.id)
         elif ent.label in SUB_LABELS and ent.id not in sub_to_main and ent.id not in combination_only:
             main_label = SUB_LABELS[ent.label][0]
             candidates = []
@@ -342,8 +434,6 @@ def _link(ann: _Ann) -> list[Event]:
             else:
                 if len(candidates) == 1:
                     sub_to_main[ent.id] = candidates[0]
-                else:
-                    logger.info("%s: sub-argument %s not linked", path, ent.id)
         elif ent.label in CUE_LABELS and ent.id not in cue_to_event:
             name = CUE_LABELS[ent.label]
             carriers = [target for a, target, _, _ in ann.attrs if a == name]
@@ -351,8 +441,6 @@ def _link(ann: _Ann) -> list[Event]:
                 cue_to_event[ent.id] = carriers[0]
             elif not carriers and len(parents) == 1:
                 cue_to_event[ent.id] = parents[0]
-            else:
-                logger.info("%s: cue %s not linked to an event", path, ent.id)
 
     out = []
     for ev in events.values():
@@ -394,7 +482,7 @@ def _link(ann: _Ann) -> list[Event]:
             combos.append(Combination(
                 trigger=ents[child.trigger].span,
                 trigger_id=child.trigger,
-                event_id=cid,
+                event_id=cid if child.listed else None,
                 drugs=tuple(Argument(role="Drug", span=ents[a].span, entity_id=a) for a in child.args),
             ))
         attributes = []
@@ -417,7 +505,7 @@ def _link(ann: _Ann) -> list[Event]:
             event_type=ev.type,
             trigger=ents[ev.trigger].span,
             trigger_id=ev.trigger,
-            event_id=ev.id,
+            event_id=ev.id if ev.listed else None,
             arguments=tuple(arguments),
             sub_arguments={k: tuple(v) for k, v in subs.items()},
             combinations=tuple(combos),
@@ -425,13 +513,37 @@ def _link(ann: _Ann) -> list[Event]:
             score=_probability(note.get("trigger_probability")),
             source=note.get("model"),
         ))
+    _report_dropped(ann, out, warn)
     return out
+
+
+def _report_dropped(ann: _Ann, events: list[Event], warn: Callable[[str], None]) -> None:
+    """One warning per T line that ended up in no event (no rule links it: several
+    candidate events or arguments, a relation to a missing event), in file order."""
+    used: set[str | None] = set()
+    for ev in events:
+        used |= {ev.trigger_id, *(a.entity_id for a in ev.arguments), *(a.entity_id for a in ev.attributes)}
+        used |= {a.entity_id for subs in ev.sub_arguments.values() for a in subs}
+        for c in ev.combinations:
+            used |= {c.trigger_id, *(d.entity_id for d in c.drugs)}
+    for ent in ann.ents.values():
+        if ent.id not in used:
+            warn(f"{ann.path}:{ent.line}: {ent.id} ({ent.label}) is linked to no event; not read")
 
 
 # --------------------------------------------------------------------------- reading
 
 
-def read_brat(txt_path: str | Path, ann_path: str | Path | None = None) -> SentenceEvents:
+def _log_warning(message: str) -> None:
+    logger.warning("%s", message)
+
+
+def read_brat(
+    txt_path: str | Path,
+    ann_path: str | Path | None = None,
+    *,
+    on_warning: Callable[[str], None] | None = None,
+) -> SentenceEvents:
     """Read one PHEE brat sentence.
 
     Parameters
@@ -440,6 +552,12 @@ def read_brat(txt_path: str | Path, ann_path: str | Path | None = None) -> Sente
         ``ID.txt``; the sentence id is the file stem.
     ann_path : str or Path, optional
         ``ID.ann``; default: next to ``txt_path``.
+    on_warning : callable, optional
+        Called with each message about what was read differently from the file's
+        lines: a T line linked to no event (``"s1.ann:4: T3 (Effect) is linked to no
+        event; not read"``), or offsets found to be UTF-8 bytes or UTF-16 code units
+        and converted (``"s1.ann: offsets are UTF-8 bytes, not characters; converted
+        to character offsets"``). Default: a WARNING on ``clinex.pv.formats.brat``.
 
     Returns
     -------
@@ -462,13 +580,14 @@ def read_brat(txt_path: str | Path, ann_path: str | Path | None = None) -> Sente
     txt = Path(txt_path)
     ann = Path(ann_path) if ann_path is not None else txt.with_suffix(".ann")
     text = read_text(txt).rstrip()
-    parsed = _parse(text, read_text(ann), ann)
+    warn = on_warning if on_warning is not None else _log_warning
+    parsed = _parse(text, read_text(ann), ann, warn)
     models = {n["model"] for n in parsed.notes.values() if "model" in n}
     probs = {n["event_probability"] for n in parsed.notes.values() if "event_probability" in n}
     return SentenceEvents(
         id=txt.stem,
         text=text,
-        events=tuple(_link(parsed)),
+        events=tuple(_link(parsed, warn)),
         model=models.pop() if len(models) == 1 else None,
         event_probability=_probability(probs.pop()) if len(probs) == 1 else None,
     )
@@ -479,6 +598,7 @@ def iter_brat_dir(
     errors: Literal["raise", "skip"] = "raise",
     *,
     on_error: Callable[[ClinexError], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> Iterator[SentenceEvents]:
     """Yield every ``*.txt`` + ``*.ann`` pair of a folder, sorted by file name.
 
@@ -487,6 +607,8 @@ def iter_brat_dir(
     directory : str or Path
     errors : {"raise", "skip"}, default "raise"
         ``"skip"`` reports a bad sentence (``on_error``, default stderr) and goes on.
+    on_warning : callable, optional
+        As in :func:`read_brat`.
 
     Raises
     ------
@@ -499,7 +621,7 @@ def iter_brat_dir(
     report = on_error or report_to_stderr
     for txt in sorted(d.glob("*.txt")):
         try:
-            item = read_brat(txt)
+            item = read_brat(txt, on_warning=on_warning)
         except ClinexError as exc:
             if errors == "raise":
                 raise
@@ -544,7 +666,7 @@ class _Writer:
             taken += [a.entity_id for v in ev.sub_arguments.values() for a in v]
             taken += [d.entity_id for c in ev.combinations for d in c.drugs]
         for t in taken:
-            m = re.fullmatch(r"([TE])(\d+)", t or "")
+            m = re.fullmatch(r"([TE])(\d{1,18})", t or "")  # a longer number cannot collide with a new id
             if m:
                 self.n[m.group(1)] = max(self.n[m.group(1)], int(m.group(2)))
 

@@ -55,7 +55,7 @@ from clinex.errors import (
     SchemaError,
     report_to_stderr,
 )
-from clinex.io.textfile import iter_json_lines, require_file
+from clinex.io.textfile import iter_json_lines, parse_json, require_file
 from clinex.pv.schema import (
     ATTRIBUTES,
     COMBINATION,
@@ -360,12 +360,7 @@ def parse_phee_line(
     >>> item.events[0].trigger.text
     'on'
     """
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise FormatError(
-            f"not valid JSON ({exc.msg} at column {exc.colno})", path=path, line=line_no
-        ) from None
+    obj = parse_json(line, path=path, line=line_no)
     return parse_phee_dict(obj, path=path, line_no=line_no)
 
 
@@ -456,7 +451,7 @@ class _Ids:
                 used += [d.entity_id or "" for d in c.drugs]
         self.next = {"E": 1, "T": 1}
         for u in used:
-            m = re.fullmatch(r"([ET])(\d+)", u)
+            m = re.fullmatch(r"([ET])(\d{1,18})", u)  # a longer number cannot collide with a new id
             if m:
                 self.next[m.group(1)] = max(self.next[m.group(1)], int(m.group(2)) + 1)
 
