@@ -14,7 +14,17 @@ Endpoints
     ``{"status": int, "error": str}`` (an error body in OpenAI form; ``{key}`` and
     ``{authorization}`` in ``error`` are replaced by the bearer key and the whole
     ``Authorization`` header the request carried, as servers that echo them do)
-    and/or ``{"delay": seconds}`` (sleeps first: a hang).
+    and/or ``{"delay": seconds}`` (sleeps first: a hang). Hostile replies:
+    ``{"raw": value}`` (a 200 whose whole body is ``value`` as JSON: any shape),
+    ``{"raw_text": str}`` (a 200 whose body is that text), ``{"drip": seconds, "content": ...}``
+    (headers at once, then the body one byte every ``seconds``: a server that drips),
+    ``{"big": n}`` (a 200 chat-completions body of ``n`` bytes, chunked, written 1 MiB at
+    a time without a Content-Length; the bytes the client took are in ``/stats``
+    ``big_sent``), and ``"usage"`` beside ``"content"`` replaces the reply's usage.
+    A rule's ``refuse`` maps a form of the request's ``response_format``
+    (``json_schema``, ``json_object_schema`` for ``{"type": "json_object", "schema": ...}``,
+    ``json_object``, ``none``) to an error response given instead (the turn is not used),
+    as servers that support only some forms do.
     A request for a model not in the script's ``models`` gets a 404
     ``model '<name>' not found``. No rule matching gives a 500.
     ``usage``: prompt tokens = whitespace-separated words of all messages,
@@ -23,7 +33,8 @@ Endpoints
     The script's models.
 ``GET /stats``
     ``{"requests": n, "by_rule": {rule name: n}, "auth": [Authorization headers seen],
-    "last_bodies": [...the last 50 request bodies], "inflight": requests being answered now, "max_inflight": most at once}``.
+    "last_bodies": [...the last 50 request bodies], "inflight": requests being answered now, "max_inflight": most at once,
+    "formats": [the response_format form of each request], "big_sent": bytes of ``big`` bodies written}``.
 ``POST /script``
     Replace the script (JSON body ``{"models": [...], "rules": [...]}``) and reset the stats.
 """
@@ -40,12 +51,24 @@ from typing import Any
 
 _LOCK = threading.Lock()
 STATE: dict[str, Any] = {"script": {"models": ["scripted"], "rules": []}, "requests": 0, "by_rule": {},
-                         "auth": [], "last_bodies": [], "turns": {}, "inflight": 0, "max_inflight": 0}
+                         "auth": [], "last_bodies": [], "turns": {}, "inflight": 0, "max_inflight": 0,
+                         "formats": [], "big_sent": 0}
 
 
 def _reset(script: dict[str, Any]) -> None:
     with _LOCK:
-        STATE.update(script=script, requests=0, by_rule={}, auth=[], last_bodies=[], turns={}, max_inflight=0)
+        STATE.update(script=script, requests=0, by_rule={}, auth=[], last_bodies=[], turns={}, max_inflight=0,
+                     formats=[], big_sent=0)
+
+
+def _form(body: dict[str, Any]) -> str:
+    """The form of a request's ``response_format`` (see the module docstring)."""
+    rf = body.get("response_format")
+    if not isinstance(rf, dict):
+        return "none"
+    if rf.get("type") == "json_object":
+        return "json_object_schema" if "schema" in rf else "json_object"
+    return str(rf.get("type"))
 
 
 def _words(text: str) -> int:
@@ -78,7 +101,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/stats":
             with _LOCK:
                 self._send(200, {k: STATE[k] for k in ("requests", "by_rule", "auth", "last_bodies", "inflight",
-                                                             "max_inflight")})
+                                                             "max_inflight", "formats", "big_sent")})
         elif self.path == "/v1/models":
             self._send(200, {"object": "list", "data": [{"id": m, "object": "model"}
                                                         for m in STATE["script"].get("models", [])]})
@@ -112,6 +135,7 @@ class Handler(BaseHTTPRequestHandler):
             STATE["requests"] += 1
             STATE["auth"].append(self.headers.get("Authorization"))
             STATE["last_bodies"] = [*STATE["last_bodies"][-49:], body]
+            STATE["formats"].append(_form(body))
         if body.get("model") not in script.get("models", []):
             self._send(404, {"error": {"message": f"model '{body.get('model')}' not found", "type": "not_found"}})
             return
@@ -126,6 +150,10 @@ class Handler(BaseHTTPRequestHandler):
             self._send(500, {"error": {"message": "no scripted rule matches"}})
             return
         name = rule.get("name", rule.get("match", ""))
+        refused = (rule.get("refuse") or {}).get(_form(body))
+        if refused:
+            self._send(int(refused.get("status", 400)), {"error": {"message": str(refused.get("error", ""))}})
+            return
         with _LOCK:
             turn = STATE["turns"].get(name, 0)
             STATE["turns"][name] = turn + 1
@@ -140,15 +168,77 @@ class Handler(BaseHTTPRequestHandler):
             error = error.replace("{authorization}", auth).replace("{key}", auth.removeprefix("Bearer "))
             self._send(int(resp["status"]), {"error": {"message": error}})
             return
+        if "raw" in resp:
+            self._send(200, resp["raw"])
+            return
+        if "raw_text" in resp:
+            self._send_bytes(200, str(resp["raw_text"]).encode("utf-8"))
+            return
+        if "big" in resp:
+            self._send_big(int(resp["big"]))
+            return
         content = resp["content"] if isinstance(resp["content"], str) else json.dumps(resp["content"])
         prompt_tokens = sum(_words(str(m.get("content", ""))) for m in messages)
-        self._send(200, {
+        reply = {
             "id": f"cmpl-{STATE['requests']}", "object": "chat.completion", "model": body.get("model"),
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                          "finish_reason": resp.get("finish_reason", "stop")}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": _words(content),
-                      "total_tokens": prompt_tokens + _words(content)},
-        })
+            "usage": resp.get("usage", {"prompt_tokens": prompt_tokens, "completion_tokens": _words(content),
+                                        "total_tokens": prompt_tokens + _words(content)}),
+        }
+        if resp.get("drip"):
+            self._send_drip(json.dumps(reply).encode("utf-8"), float(resp["drip"]))
+            return
+        self._send(200, reply)
+
+    def _send_bytes(self, status: int, data: bytes) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _send_drip(self, data: bytes, every: float) -> None:
+        """Headers at once, then one byte every ``every`` seconds (until done or the client leaves)."""
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.flush()
+            for i in range(len(data)):
+                self.wfile.write(data[i : i + 1])
+                self.wfile.flush()
+                time.sleep(every)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.close_connection = True
+
+    def _send_big(self, n: int) -> None:
+        """A chat-completions body of ``n`` bytes, chunked, 1 MiB a write; counts what was written."""
+        head = b'{"choices": [{"message": {"role": "assistant", "content": "'
+        tail = b'"}, "finish_reason": "stop"}]}'
+        filler = n - len(head) - len(tail)
+        block = b"x" * (1 << 20)
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            parts = [head]
+            while filler > 0:
+                parts.append(block[: min(filler, len(block))])
+                filler -= len(parts[-1])
+            parts.append(tail)
+            for part in parts:
+                self.wfile.write(f"{len(part):x}\r\n".encode() + part + b"\r\n")
+                with _LOCK:
+                    STATE["big_sent"] += len(part)
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.close_connection = True
 
 
 class ScriptedServer:

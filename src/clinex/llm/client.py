@@ -94,6 +94,8 @@ _FORMAT_ERROR = re.compile(r"response_format|json_schema|structured output|guide
 """A 400, 422 or 500 refusing the ``response_format`` (servers without JSON-schema output;
 llama-cpp-python's server answers ``json_schema`` with a 500)."""
 
+_INSTANCE_OF = re.compile(r" or instance of \w+")
+
 NEGOTIATION = ("json_schema", "json_object_schema", "none")
 """The forms ``response_format = "auto"`` tries, in order (see the module docstring)."""
 
@@ -558,8 +560,9 @@ class LLMClient:
         try:
             return ChatCompletion.model_validate(data)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors()[:3]
+            problems = "; ".join(  # the field and what it should be; never the value (it may quote a note)
+                f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {_INSTANCE_OF.sub('', e['msg'])}"
+                for e in exc.errors()[:3]
             )
             raise self._fail(f"the server's reply is not a chat-completions response ({problems}; is the base "
                              "URL an OpenAI-compatible /v1 root?)", document) from None
