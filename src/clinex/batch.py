@@ -2,12 +2,19 @@
 
 A run splits its input items into partitions of ``partition_size`` items. Each
 partition is processed by one Dask task (a bag element) that writes
-``parts/part-NNNNN.parquet`` atomically (write to a temporary name, then rename) and
-returns its item errors. A re-run of the same command on the same output folder
-skips partitions whose part file already exists, so an interrupted MEDLINE-sized run
-resumes where it stopped. When all partitions are done the parts are merged into
-``results.parquet`` with DuckDB and ``manifest.json`` records the inputs, the
-settings, the counts and every item that failed (also in ``errors.jsonl``).
+``parts/part-NNNNN.parquet`` and returns its item errors. A re-run of the same command
+on the same output folder skips partitions whose part file is whole, so an interrupted
+MEDLINE-sized run resumes where it stopped. When all partitions are done the parts are
+merged into ``results.parquet`` with DuckDB and ``manifest.json`` records the inputs,
+the settings, the counts and every item that failed (also in ``errors.jsonl``).
+
+Every file of a run is written through :mod:`clinex.io.atomic` (temporary file, fsync,
+rename): a full disk, a read-only folder or a kill leaves whole files or none. A
+partition's sidecar ``part-NNNNN.errors.json`` (written before its part file) holds its
+row count, item errors and the run's fingerprint; on a resume a part file that DuckDB
+cannot read or whose row count differs is run again, and a torn or empty
+``manifest.json`` is rebuilt when every sidecar carries this run's fingerprint
+(otherwise the error names it and says to start again with ``force``).
 
 One bad item (an unreadable file, a malformed JSON line, an input the task rejects)
 is reported in the manifest and skipped; it never stops the other items.
@@ -113,6 +120,9 @@ class BatchSummary:
     n_parts, n_parts_skipped : int
         Partitions in the run, and those found done from an earlier run.
     errors : list of ItemError
+    notes : list of str
+        What the run did to the output folder besides resuming (a rebuilt manifest,
+        an earlier run removed by ``force``), for the user.
     """
 
     out_dir: Path
@@ -121,6 +131,7 @@ class BatchSummary:
     n_parts: int = 0
     n_parts_skipped: int = 0
     errors: list[ItemError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- tasks
@@ -399,51 +410,210 @@ def _cached(key: str, make: Callable[[], Any]) -> Any:
 # --------------------------------------------------------------------------- engine
 
 
+RESUME_HINT = "; the finished parts are kept: run the same command again to resume once the disk has room or the folder is writable"
+"""Added to the error of a write that the operating system refused during a run."""
+
+_RUN_FILES = ("manifest.json", "results.parquet", "errors.jsonl", "parts")
+"""What a run writes into its output folder (``--force`` removes these, nothing else)."""
+
+
+def _os_error_of(exc: Exception) -> OSError:
+    """The :class:`OSError` behind a DuckDB I/O error: DuckDB names the ``errno`` in its
+    message (``"errno":"28"``); without one, the first line of DuckDB's message."""
+    import errno as errno_mod
+    import re
+
+    m = re.search(r'"errno"\s*:\s*"?(\d+)', str(exc))
+    if m:
+        code = int(m.group(1))
+        return OSError(code, os.strerror(code))
+    return OSError(errno_mod.EIO, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+
+
 def _write_parquet(rows: list[dict[str, Any]], columns: dict[str, str], path: Path) -> None:
+    """Write ``rows`` as Parquet with DuckDB, atomically (:func:`clinex.io.atomic.atomic_path`).
+
+    Raises
+    ------
+    InputError
+        The file cannot be written (full disk, read-only folder): names ``path`` and the
+        operating system's reason; no temporary file is left.
+    """
     import duckdb
 
-    tmp = path.with_name(path.name + ".tmp")
-    con = duckdb.connect()
-    try:
-        cols = ", ".join(f'"{c}" {t}' for c, t in columns.items())
-        con.execute(f"CREATE TABLE t ({cols})")
-        if rows:
-            marks = ", ".join("?" for _ in columns)
-            con.executemany(f"INSERT INTO t VALUES ({marks})", [[r[c] for c in columns] for r in rows])
-        con.execute(f"COPY t TO '{_sql_path(tmp)}' (FORMAT PARQUET)")
-    finally:
-        con.close()
-    os.replace(tmp, path)
+    from clinex.io.atomic import atomic_path
+
+    with atomic_path(path, force=True) as tmp:
+        con = duckdb.connect()
+        try:
+            cols = ", ".join(f'"{c}" {t}' for c, t in columns.items())
+            con.execute(f"CREATE TABLE t ({cols})")
+            if rows:
+                marks = ", ".join("?" for _ in columns)
+                con.executemany(f"INSERT INTO t VALUES ({marks})", [[r[c] for c in columns] for r in rows])
+            con.execute(f"COPY t TO '{_sql_path(tmp)}' (FORMAT PARQUET, USE_TMP_FILE false)")
+        except duckdb.IOException as exc:
+            raise _os_error_of(exc) from None
+        finally:
+            con.close()
 
 
 def _sql_path(path: Path) -> str:
     return str(path).replace("'", "''")
 
 
-def _run_partition(args: tuple[str, int, list[Item], str, dict[str, Any]]) -> dict[str, Any]:
-    task_name, index, items, out_dir, options = args
+def _sidecar(part: Path) -> Path:
+    """``part-NNNNN.errors.json``: the partition's row count, item errors and run fingerprint."""
+    return part.with_suffix(".errors.json")
+
+
+def _run_partition(args: tuple[str, int, list[Item], str, dict[str, Any], str]) -> dict[str, Any]:
+    from clinex.io.atomic import write_atomic
+
+    task_name, index, items, out_dir, options, fingerprint = args
     task = TASKS[task_name]
     part = Path(out_dir) / "parts" / f"part-{index:05d}.parquet"
     rows, errors = task.process(items, **options)
-    # the errors first, then the part file: a part file on disk means its errors are there too
-    err_path = part.with_suffix(".errors.json")
-    tmp = err_path.with_name(err_path.name + ".tmp")
-    tmp.write_text(json.dumps([e.__dict__ for e in errors]), encoding="utf-8")
-    os.replace(tmp, err_path)
-    _write_parquet(rows, task.columns, part)
-    return {"index": index, "rows": len(rows), "errors": [e.__dict__ for e in errors]}
+    # the errors first, then the part file: a part file on disk means its errors are there too;
+    # the row count lets a resume tell a whole part file from a torn one
+    side = {"fingerprint": fingerprint, "rows": len(rows), "errors": [e.__dict__ for e in errors]}
+    try:
+        write_atomic(_sidecar(part), json.dumps(side), force=True)
+        _write_parquet(rows, task.columns, part)
+    except InputError as exc:
+        # returned, not raised: Dask's process scheduler would add the worker's traceback
+        # to the message; the caller raises it once the wave is done
+        return {"index": index, "rows": 0, "errors": [], "write_error": {"message": exc.message, "path": exc.path}}
+    return {"index": index, "rows": len(rows), "errors": side["errors"]}
 
 
-def _done_errors(part: Path) -> list[ItemError] | None:
-    """The item errors of a finished partition, or None when it must be run (again):
-    no part file, or an item error with a code in :data:`RETRY_CODES`."""
+def _read_sidecar(part: Path) -> dict[str, Any] | None:
+    """The sidecar of ``part`` as ``{"rows", "errors", "fingerprint"}`` (None: missing or torn).
+    A sidecar of an older clinex (a bare list of errors) has ``rows`` and ``fingerprint`` None."""
+    try:
+        data = json.loads(_sidecar(part).read_text("utf-8"))
+        if isinstance(data, list):
+            data = {"rows": None, "errors": data, "fingerprint": None}
+        errors = [ItemError(**e) for e in data["errors"]]
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    return {"rows": data.get("rows"), "errors": errors, "fingerprint": data.get("fingerprint")}
+
+
+def _part_rows(con: Any, part: Path) -> int | None:
+    """Rows in a Parquet part file, or None when DuckDB cannot read it (empty, torn)."""
+    import duckdb
+
+    try:
+        return int(con.execute(
+            f"SELECT sum(num_rows) FROM parquet_file_metadata('{_sql_path(part)}')").fetchone()[0] or 0)
+    except duckdb.Error:
+        return None
+
+
+def _done_errors(part: Path, con: Any = None) -> list[ItemError] | None:
+    """The item errors of a finished partition, or None when it must be run (again): no
+    part file; a part file DuckDB cannot read (empty, torn) or whose row count differs
+    from its sidecar's; a missing or torn sidecar; or an item error with a code in
+    :data:`RETRY_CODES`."""
+    import duckdb
+
     if not part.is_file():
         return None
-    errs = part.with_suffix(".errors.json")
-    errors = [ItemError(**e) for e in json.loads(errs.read_text("utf-8"))] if errs.is_file() else []
+    side = _read_sidecar(part)
+    if side is None:
+        return None
+    own = con is None
+    con = duckdb.connect() if own else con
+    try:
+        rows = _part_rows(con, part)
+    finally:
+        if own:
+            con.close()
+    if rows is None or (side["rows"] is not None and rows != side["rows"]):
+        return None
+    errors = side["errors"]
     if any(e.message.startswith(tuple(f"[{c}]" for c in RETRY_CODES)) for e in errors):
         return None
     return errors
+
+
+def _open_run(out: Path, fingerprint: str, model_record: dict[str, str], force: bool) -> list[str]:
+    """Check the output folder before a run; return notes for the user (a repair made).
+
+    A folder that does not exist or is empty starts a new run. One that holds the
+    manifest of the same run (same fingerprint and model) is resumed. A torn or empty
+    ``manifest.json`` is rebuilt when every part file's sidecar carries this run's
+    fingerprint (or there is no part file yet): those parts are this run's. With
+    ``force`` a run's own files (:data:`_RUN_FILES`) are removed first; other files are
+    never removed. Leftover temporary files of an interrupted write are removed.
+
+    Raises
+    ------
+    InputError
+        The folder holds files of no clinex run, a run of other inputs or model (without
+        ``force``), or a torn manifest whose parts cannot be matched to this run (without
+        ``force``). Each names the folder or its ``manifest.json`` and what to do.
+    """
+    import shutil
+
+    from clinex.io.atomic import TEMP_PATTERN, remove_temporaries
+
+    if not out.is_dir():
+        return []
+    remove_temporaries(out, _RUN_FILES)
+    remove_temporaries(out / "parts")
+    entries = [e for e in out.iterdir()]
+    if not entries:
+        return []
+    foreign = sorted(e.name for e in entries if e.name not in _RUN_FILES)
+    manifest_path = out / "manifest.json"
+    if foreign:
+        if not manifest_path.is_file():
+            raise InputError("output folder is not empty and holds no clinex manifest", path=out)
+        # a run folder the user added files to: resumed as before, never cleaned by --force
+    if force:
+        for name in _RUN_FILES:
+            target = out / name
+            if target.is_dir():
+                parts = [f for f in target.iterdir()
+                         if f.name.startswith("part-") or TEMP_PATTERN.match(f.name)]
+                for f in parts:
+                    f.unlink()
+                if not any(target.iterdir()):
+                    target.rmdir()
+            elif target.exists():
+                target.unlink()
+        return ["--force: the earlier run's files in this folder were removed; starting again"]
+    try:
+        old = json.loads(manifest_path.read_text(encoding="utf-8"))
+        if not isinstance(old, dict) or not isinstance(old.get("fingerprint"), str):
+            raise ValueError("no fingerprint")
+    except FileNotFoundError:
+        old = None
+        torn = "is missing"
+    except (OSError, ValueError):
+        old = None
+        torn = "is torn (not a clinex manifest)" if manifest_path.stat().st_size else "is empty (0 bytes)"
+    if old is not None:
+        if old.get("fingerprint") != fingerprint:
+            raise InputError(
+                "output folder holds a different batch run (other task, inputs, partition size or criteria, "
+                "an input file changed since: size or modification time, or a clinex version with other "
+                "result columns); pass another output folder, or --force to replace that run",
+                path=out,
+            )
+        _check_same_model(old, model_record, manifest_path)
+        return []
+    parts = sorted((out / "parts").glob("part-*.parquet")) if (out / "parts").is_dir() else []
+    sides = [_read_sidecar(p) for p in parts]
+    if all(s is not None and s["fingerprint"] == fingerprint for s in sides):
+        return [f"{manifest_path}: {torn}; rebuilt from the {len(parts)} part file(s) of this run on disk"]
+    raise InputError(
+        f"the batch run's manifest {torn}, and the part files in {out / 'parts'} cannot be matched to this "
+        "command's inputs; start again with --force (removes that run's files), or pass another --output",
+        path=manifest_path,
+    )
 
 
 def _stamp(p: Path) -> str:
@@ -503,6 +673,7 @@ def run_batch(
     criteria: Sequence[str | Path] | None = None,
     model: str | Path | None = None,
     batch_size: int = RECORDS_PER_CALL,
+    force: bool = False,
 ) -> BatchSummary:
     """Run ``task`` over ``inputs`` and write Parquet results into ``out_dir``.
 
@@ -538,6 +709,11 @@ def run_batch(
         stands for), and resuming a run whose manifest names another model is refused.
     batch_size : int, default :data:`clinex.pv.pipeline.RECORDS_PER_CALL` (512)
         pv only: records per model call within a partition (results do not depend on it).
+    force : bool, default False
+        Start again in an output folder that holds a run which cannot be resumed (other
+        inputs or model, or a torn ``manifest.json`` that cannot be rebuilt): that run's
+        own files (``manifest.json``, ``results.parquet``, ``errors.jsonl``, ``parts/``)
+        are removed first. Files clinex did not write are never removed.
 
     Returns
     -------
@@ -552,9 +728,13 @@ def run_batch(
         Unknown task (the message lists the valid ones).
     InputError
         An input path does not exist, or ``out_dir`` holds other files or another run
-        (or a run of another model: the error names its manifest.json);
+        (or a run of another model: the error names its manifest.json), or a torn
+        ``manifest.json`` whose part files are not this run's (without ``force``);
         ``criteria`` given for a task it does not apply to; ``partition_size``,
-        ``workers`` or ``batch_size`` below 1.
+        ``workers`` or ``batch_size`` below 1. A file the operating system refuses to
+        write (full disk, read-only folder) stops the run: the message names the file
+        and the reason (``cannot write the output file (No space left on device)``),
+        no temporary file is left, and the finished parts are kept for a resume.
     ModelError, LLMError
         The task's model cannot be built (unknown name, missing file, an LLM kind
         without a configured server); nothing is written.
@@ -565,6 +745,7 @@ def run_batch(
     import dask.bag as db
 
     from clinex.errors import SchemaError
+    from clinex.io.atomic import atomic_path, write_atomic, write_error
 
     if task not in TASKS:
         raise SchemaError(f"unknown batch task '{task}'; valid: {', '.join(TASKS)}")
@@ -608,20 +789,8 @@ def run_batch(
         options["model"], model_record = kind, {"model": str(getattr(built, "name", COHORT_MODELS[kind].version))}
     fingerprint = _fingerprint(task, paths, partition_size, crits)
     manifest_path = out / "manifest.json"
-    if out.exists() and any(out.iterdir()):
-        if not manifest_path.is_file():
-            raise InputError("output folder is not empty and holds no clinex manifest", path=out)
-        old = json.loads(manifest_path.read_text(encoding="utf-8"))
-        if old.get("fingerprint") != fingerprint:
-            raise InputError(
-                "output folder holds a different batch run (other task, inputs, partition size or criteria, "
-                "an input file changed since: size or modification time, or a clinex version with other "
-                "result columns); pass another output folder",
-                path=out,
-            )
-        _check_same_model(old, model_record, manifest_path)
-
     summary = BatchSummary(out_dir=out)
+    summary.notes.extend(_open_run(out, fingerprint, model_record, force))
     spec = TASKS[task]
     items: list[Item] = []
     for p in paths:
@@ -636,7 +805,6 @@ def run_batch(
     summary.n_items = len(items)
     if not items and summary.errors:  # nothing to process: no folder a later run would have to match
         return summary
-    (out / "parts").mkdir(parents=True, exist_ok=True)
     chunks = [items[i : i + partition_size] for i in range(0, len(items), partition_size)]
     summary.n_parts = len(chunks)
     manifest: dict[str, Any] = {
@@ -650,17 +818,33 @@ def run_batch(
         "n_parts": len(chunks),
         "status": "running",
     }
-    manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    new_folder = not out.exists()
+    try:  # the manifest first: a folder holding anything of a run holds its manifest
+        write_atomic(manifest_path, json.dumps(manifest, indent=2), force=True)
+    except InputError:
+        if new_folder and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()  # nothing of the run is left, not even an empty folder
+        raise
+    try:
+        (out / "parts").mkdir(exist_ok=True)
+    except OSError as exc:
+        raise write_error(out / "parts", exc, folder=True) from None
+
+    import duckdb
 
     todo = []
-    for i, chunk in enumerate(chunks):
-        part = out / "parts" / f"part-{i:05d}.parquet"
-        old_errors = _done_errors(part)
-        if old_errors is not None:
-            summary.n_parts_skipped += 1
-            summary.errors.extend(old_errors)
-        else:
-            todo.append((task, i, chunk, str(out), options))
+    con = duckdb.connect()
+    try:
+        for i, chunk in enumerate(chunks):
+            part = out / "parts" / f"part-{i:05d}.parquet"
+            old_errors = _done_errors(part, con)
+            if old_errors is not None:
+                summary.n_parts_skipped += 1
+                summary.errors.extend(old_errors)
+            else:
+                todo.append((task, i, chunk, str(out), options, fingerprint))
+    finally:
+        con.close()
     done = summary.n_parts_skipped
     if progress:
         progress(done, len(chunks))
@@ -681,6 +865,9 @@ def run_batch(
                 bag = db.from_sequence(batch, npartitions=len(batch)).map(_run_partition)
                 with dask.config.set(scheduler=sched, num_workers=workers):
                     results = bag.compute()
+                failed = [res["write_error"] for res in results if "write_error" in res]
+                if failed:  # a file the OS refused to write (full disk, read-only): stop, keep finished parts
+                    raise InputError(failed[0]["message"] + RESUME_HINT, path=failed[0]["path"])
                 for res in results:
                     summary.errors.extend(ItemError(**e) for e in res["errors"])
                 done += len(batch)
@@ -693,31 +880,35 @@ def run_batch(
                 else:
                     os.environ[k] = v
 
-    import duckdb
-
     results_path = out / "results.parquet"
-    con = duckdb.connect()
     try:
         if chunks:
-            glob = _sql_path(out / "parts" / "part-*.parquet")
-            con.execute(
-                f"COPY (SELECT * FROM read_parquet('{glob}')) "
-                f"TO '{_sql_path(results_path.with_suffix('.tmp'))}' (FORMAT PARQUET)"
-            )
-            os.replace(results_path.with_suffix(".tmp"), results_path)
+            # this run's parts only: a part file of a longer earlier run never comes in
+            files = ", ".join(f"'{_sql_path(out / 'parts' / f'part-{i:05d}.parquet')}'" for i in range(len(chunks)))
+            with atomic_path(results_path, force=True) as tmp:
+                con = duckdb.connect()
+                try:
+                    con.execute(f"COPY (SELECT * FROM read_parquet([{files}])) "
+                                f"TO '{_sql_path(tmp)}' (FORMAT PARQUET, USE_TMP_FILE false)")
+                except duckdb.IOException as exc:
+                    raise _os_error_of(exc) from None
+                finally:
+                    con.close()
         else:
             _write_parquet([], spec.columns, results_path)
-        summary.n_rows = con.execute(
-            f"SELECT count(*) FROM read_parquet('{_sql_path(results_path)}')"
-        ).fetchone()[0]
-    finally:
-        con.close()
-    with (out / "errors.jsonl").open("w", encoding="utf-8") as fh:
-        for e in summary.errors:
-            fh.write(json.dumps(e.__dict__, ensure_ascii=False) + "\n")
-    manifest.update(status="done", n_rows=summary.n_rows, n_errors=len(summary.errors),
-                    errors=[e.__dict__ for e in summary.errors])
-    manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        con = duckdb.connect()
+        try:
+            summary.n_rows = int(con.execute(
+                f"SELECT count(*) FROM read_parquet('{_sql_path(results_path)}')").fetchone()[0])
+        finally:
+            con.close()
+        write_atomic(out / "errors.jsonl",
+                     (json.dumps(e.__dict__, ensure_ascii=False) + "\n" for e in summary.errors), force=True)
+        manifest.update(status="done", n_rows=summary.n_rows, n_errors=len(summary.errors),
+                        errors=[e.__dict__ for e in summary.errors])
+        write_atomic(manifest_path, json.dumps(manifest, indent=2), force=True)
+    except InputError as exc:
+        raise InputError(exc.message + RESUME_HINT, path=exc.path) from None
     return summary
 
 
