@@ -1,4 +1,4 @@
-"""A real ``clinex`` web server for tests: uvicorn in a child process on a free loopback port.
+"""A real ``clinex`` web server for tests: ``clinex serve`` in a child process on a free loopback port.
 
 The one way the test suite starts a server (tests/test_one_pipeline*.py, test_web_browser.py,
 test_web_reliability.py); ``bench/web_load.py`` has its own, since bench scripts do not
@@ -38,14 +38,15 @@ class Served:
 
 @contextmanager
 def serving(tmp: Path, *, env: dict[str, str] | None = None, timeout_s: float = 60.0) -> Iterator[Served]:
-    """Serve ``clinex.web.app:create_app`` until the block ends.
+    """Run ``clinex serve --host 127.0.0.1 --port PORT`` (uvicorn with the app's own HTTP
+    protocol and settings, as a user starts it) until the block ends.
 
     Parameters
     ----------
     tmp : Path
         The server's ``TMPDIR``.
     env : dict, optional
-        Extra environment variables (``CLINEX_WEB_MAX_UPLOAD`` ...).
+        Extra environment variables (``CLINEX_WEB_MAX_UPLOAD``, ``CLINEX_WEB_HEADER_TIMEOUT`` ...).
     timeout_s : float, default 60
         How long to wait for ``/api/health`` to answer 200.
 
@@ -56,7 +57,7 @@ def serving(tmp: Path, *, env: dict[str, str] | None = None, timeout_s: float = 
     """
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "--factory", "clinex.web.app:create_app",
+        [sys.executable, "-c", "from clinex.cli import main; main()", "serve",
          "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
         env=dict(os.environ, TMPDIR=str(tmp), **(env or {})),
     )

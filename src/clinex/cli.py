@@ -47,15 +47,30 @@ for _name, _module, _attr, _help in _SUBAPPS:
 
 @app.command("serve")
 def serve(
-    host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on (also accepted as the Host header)."),
     port: int = typer.Option(8000, help="TCP port."),
+    allow_host: list[str] = typer.Option(
+        None, "--allow-host",
+        help="Another name the Host header may carry (repeatable; '*' any, '*.example.org' a domain); "
+        "also CLINEX_WEB_ALLOWED_HOSTS.",
+    ),
+    header_timeout: int = typer.Option(
+        None, help="Seconds a connection may take to send a request's headers (CLINEX_WEB_HEADER_TIMEOUT, 20).",
+    ),
+    body_timeout: int = typer.Option(
+        None, help="Seconds a request body may take, plus 1 s per CLINEX_WEB_BODY_MIN_RATE (500) bytes "
+        "(CLINEX_WEB_BODY_TIMEOUT, 20); past it 408.",
+    ),
+    per_client: int = typer.Option(
+        None, help="Task requests admitted at once from one address (CLINEX_WEB_PER_CLIENT, 16); one more is 429.",
+    ),
+    log_level: str = typer.Option("info", help="uvicorn log level: critical, error, warning, info, debug."),
 ) -> None:
-    """Run the web app (FastAPI) on HOST:PORT."""
-    import uvicorn
+    """Run the web app (FastAPI) on HOST:PORT; limits and errors: docs/batch-and-web.md."""
+    from clinex.web.server import serve as run_server
 
-    from clinex.web.app import create_app
-
-    uvicorn.run(create_app(), host=host, port=port)
+    run_server(host, port, allowed_hosts=tuple(allow_host or ()), header_timeout=header_timeout,
+               body_timeout=body_timeout, per_client=per_client, log_level=log_level)
 
 
 @app.command("batch")

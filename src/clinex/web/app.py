@@ -94,24 +94,17 @@ The limits come from :func:`create_app`'s arguments, else from the environment
 
 from __future__ import annotations
 
-import gc
-import json
-import math
 import os
 import re
 import shutil
 import tempfile
 import threading
-import time
 import zipfile
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import anyio
-import anyio.to_thread
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
@@ -122,6 +115,11 @@ from starlette.exceptions import HTTPException
 
 from clinex import __version__
 from clinex.errors import ClinexError, FormatError, InputError, ModelError, SchemaError
+from clinex.web.guard import BodyDeadline, BodyTimedOut, BodyTooLarge, Guard, Pool, TimedOut
+from clinex.web.guard import File as _File
+from clinex.web.guard import error as _error
+from clinex.web.guard import setting as _setting
+from clinex.web.security import Security
 
 __all__ = ["create_app"]
 
@@ -129,22 +127,12 @@ _MAX_UPLOAD = 50 * 1024 * 1024  # bytes; a 300-page PDF is well below this
 _WORKERS = min(4, os.cpu_count() or 1)  # threads running task work at once
 _QUEUE = 64  # task requests admitted beyond the running ones (issue 14: 50 concurrent clients get in)
 _TIMEOUT = 300  # seconds of work per task request; a 300-page PDF takes well under this
-_HEAVY = frozenset({
-    "/api/pv/extract", "/api/pv/upload", "/api/cohort/screen", "/api/cohort/patient",
-    "/api/rob/assess", "/api/rob/report", "/api/rob/plot", "/api/rob/robvis", "/api/rob/json",
-})
+_PER_CLIENT = 16  # task requests admitted at once from one peer address (see create_app)
 _MAX_DISK_NAME = 200  # bytes of a temporary file's name (file systems allow 255)
 _MAX_NAME = 255  # characters of the uploaded name kept for messages and ``source``
 _JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
 _PVFormat = Literal["phee", "brat", "csv"]  # downloads of PV results
 _CohortFormat = Literal["xml", "json", "csv"]  # downloads of cohort results
-
-
-Scope = dict[str, Any]
-Message = dict[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class PVRequest(BaseModel):
@@ -153,220 +141,6 @@ class PVRequest(BaseModel):
     text: str = Field(max_length=1_000_000)
     model: str = "auto"
     unit: Literal["text", "record"] = "text"
-
-
-# ----------------------------------------------------------------------------- errors
-
-
-def _error_content(code: str, message: str, field: str | None = None) -> dict[str, Any]:
-    """The one error shape of every failed request."""
-    return {"error": {"code": code, "message": message, "field": field}}
-
-
-def _error(status: int, code: str, message: str, field: str | None = None,
-           headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(status_code=status, content=_error_content(code, message, field), headers=headers)
-
-
-class _BodyTooLarge(HTTPException):
-    """Raised from ``receive`` when a streamed body passes the limit (FastAPI re-raises
-    an HTTPException met while reading a body, so every route answers 413)."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(413, _too_large_message(limit), headers={"Connection": "close"})
-
-
-def _too_large_message(limit: int) -> str:
-    size = f"{limit // (1024 * 1024)} MB" if limit >= 1024 * 1024 else f"{limit} bytes"
-    return str(InputError(f"request body larger than {size}", field="body"))
-
-
-async def _send_error(send: Send, status: int, content: dict[str, Any],
-                      headers: dict[str, str] | None = None) -> None:
-    """Answer from the middleware itself (before the app or the body is touched)."""
-    body = json.dumps(content).encode("utf-8")
-    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    raw += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
-    await send({"type": "http.response.start", "status": status, "headers": raw})
-    await send({"type": "http.response.body", "body": body})
-
-
-# ----------------------------------------------------------------------------- worker pool
-
-
-_GC_LOCK = threading.Lock()
-_gc_baseline = [0]  # objects frozen after the last full collection
-_gc_calls = [0]  # settles since the frozen set was last counted
-_GC_COUNT_EVERY = 200  # settles between two counts of the frozen set (see below)
-
-
-def _settle_garbage() -> None:
-    """Collect what a task left, then freeze the survivors (models, caches) out of the
-    collector's sight (:func:`gc.freeze`).
-
-    A full collection walks every tracked object while holding the GIL: with loaded
-    models that is 0.2-0.7 s, during which the event loop (and ``/api/health``) stalls.
-    Collecting right after each task, with everything older frozen, walks only what is
-    new. Freezing can keep cyclic garbage of a task still running in another thread, so
-    once the frozen set has grown by half since the last full collection, it is
-    unfrozen and collected in full (rarely: the growth is geometric). Counting the
-    frozen set (:func:`gc.get_freeze_count`) walks it too (35 ms for the ~580,000
-    objects of a loaded CRF on this machine, measured), so it is counted only every
-    200th settle: a one-sentence PV request is ~7 ms of work, and counting on each would
-    multiply it by six (bench/web_load.py).
-    """
-    if not _GC_LOCK.acquire(blocking=False):  # one thread at a time; a busy one skips
-        return
-    try:
-        full = not _gc_baseline[0]
-        _gc_calls[0] += 1
-        if not full and _gc_calls[0] >= _GC_COUNT_EVERY:
-            _gc_calls[0] = 0
-            full = gc.get_freeze_count() > 1.5 * _gc_baseline[0]
-        if full:
-            gc.unfreeze()
-        gc.collect()
-        gc.freeze()
-        if full:
-            _gc_baseline[0] = gc.get_freeze_count()
-            _gc_calls[0] = 0
-    finally:
-        _GC_LOCK.release()
-
-
-class _Pool:
-    """Bounded worker threads for task work, and admission of task requests.
-
-    ``admit`` lets in at most ``workers + queue`` requests (counted on the event loop,
-    so a plain integer is enough); ``run`` runs a function on one of ``workers`` threads.
-    """
-
-    def __init__(self, workers: int, queue: int, timeout: int = _TIMEOUT) -> None:
-        self.workers = workers
-        self.queue = queue
-        self.timeout = timeout
-        self.active = 0
-        self._limiter: anyio.CapacityLimiter | None = None
-        self._seconds = 1.0  # running mean of one task's duration, for Retry-After
-
-    def admit(self) -> bool:
-        if self.active >= self.workers + self.queue:
-            return False
-        self.active += 1
-        return True
-
-    def release(self) -> None:
-        self.active -= 1
-
-    def retry_after(self) -> int:
-        """Seconds until a slot is likely free: the queue ahead, at the mean duration."""
-        return max(1, min(120, math.ceil(self._seconds * self.active / self.workers)))
-
-    async def run(self, fn: Callable[..., Any], *args: Any) -> Response:
-        """``fn(*args)`` on a worker thread, encoded there too (encoding a large result on
-        the event loop would stall every other request): a dict as JSON, a :class:`_File`
-        as a download. Raises :class:`_TimedOut` after ``timeout`` seconds."""
-        if self._limiter is None:  # created inside the event loop it belongs to
-            self._limiter = anyio.CapacityLimiter(self.workers)
-
-        def timed() -> bytes | _File:
-            start = time.perf_counter()
-            try:
-                result = fn(*args)
-                if isinstance(result, _File):
-                    return result
-                return json.dumps(result, ensure_ascii=False, allow_nan=False,
-                                  separators=(",", ":")).encode("utf-8")
-            finally:
-                self._seconds = 0.8 * self._seconds + 0.2 * (time.perf_counter() - start)
-                _settle_garbage()
-
-        try:
-            with anyio.fail_after(self.timeout):
-                body = await anyio.to_thread.run_sync(timed, limiter=self._limiter, abandon_on_cancel=True)
-        except TimeoutError:
-            raise _TimedOut(self.timeout) from None
-        if isinstance(body, _File):
-            return Response(content=body.content, media_type=body.media_type,
-                            headers={"Content-Disposition": f'attachment; filename="{_ascii_name(body.filename)}"'})
-        return Response(content=body, media_type="application/json")
-
-
-class _TimedOut(Exception):
-    """A task request ran past the time limit (answered 504)."""
-
-    def __init__(self, seconds: int) -> None:
-        super().__init__(seconds)
-        self.seconds = seconds
-
-
-def _ascii_name(name: str) -> str:
-    """A download name safe inside a quoted ``Content-Disposition`` value."""
-    return re.sub(r'[^A-Za-z0-9._-]', "_", name)[:200] or "download"
-
-
-class _Guard:
-    """ASGI middleware: body limit (Content-Length, then while streaming) and admission
-    of task requests; answers 413 / 503 itself, before the body is read."""
-
-    def __init__(self, app: ASGIApp, *, max_upload: int, pool: _Pool) -> None:
-        self.app = app
-        self.max_upload = max_upload
-        self.pool = pool
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        limit = self.max_upload
-        declared = [v for k, v in scope.get("headers", []) if k.lower() == b"content-length"]
-        if declared:
-            try:
-                length = int(declared[0])
-            except ValueError:
-                length = -1
-            if length < 0:
-                msg = str(InputError("Content-Length is not a number", field="body"))
-                await _send_error(send, 400, _error_content("CLX001", msg, "body"), {"Connection": "close"})
-                return
-            if length > limit:
-                await _send_error(send, 413, _error_content("CLX001", _too_large_message(limit), "body"),
-                                  {"Connection": "close"})
-                return
-        heavy = scope.get("method") == "POST" and scope.get("path") in _HEAVY
-        if heavy and not self.pool.admit():
-            msg = str(ClinexError(
-                f"server busy ({self.pool.active} task requests running or waiting); try again later"
-            ))
-            await _send_error(send, 503, _error_content("CLX000", msg),
-                              {"Retry-After": str(self.pool.retry_after())})
-            return
-        received = 0
-
-        async def limited() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > limit:
-                    raise _BodyTooLarge(limit)
-            return message
-
-        started = False
-
-        async def tracked(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, limited, tracked)
-        except _BodyTooLarge as exc:  # normally answered by the app's handler already
-            if not started:
-                await _send_error(send, 413, _error_content("CLX001", exc.detail, "body"), exc.headers)
-        finally:
-            if heavy:
-                self.pool.release()
 
 
 # ----------------------------------------------------------------------------- uploads
@@ -402,7 +176,7 @@ def _disk_name(display: str) -> str:
 
 
 async def _upload(request: Request, folder: Path, display: str) -> Path:
-    """Stream the body into ``folder`` (the size limit is enforced by :class:`_Guard`)."""
+    """Stream the body into ``folder`` (the size limit is enforced by :class:`clinex.web.guard.Guard`)."""
     path = folder / _disk_name(display)
     with path.open("wb") as out:
         async for chunk in request.stream():
@@ -501,15 +275,6 @@ def _sniff(path: Path, display: str) -> None:
 _PV_LOCK = threading.Lock()  # one loaded model per kind, shared: the CRF tagger and the
 # fast tokenizers are not thread-safe, so pv work runs one request at a time
 _PLOT_LOCK = threading.Lock()  # matplotlib's rc settings are process-wide
-
-
-@dataclass(frozen=True)
-class _File:
-    """A download: its bytes, media type and the file name offered to the browser."""
-
-    content: bytes
-    media_type: str
-    filename: str
 
 
 def _pv_records(records: list[tuple[str, str]], model_name: str) -> tuple[str, list[Any]]:
@@ -917,23 +682,10 @@ def _local_redoc(app: FastAPI) -> None:
     app.router.routes.insert(0, Route(_REDOC_JS, redoc_js, methods=["GET"], include_in_schema=False))
 
 
-def _setting(value: int | None, env: str, default: int, minimum: int) -> int:
-    if value is None:
-        raw = os.environ.get(env)
-        if raw is None:
-            return default
-        try:
-            value = int(raw)
-        except ValueError:
-            raise InputError(f"{env}={raw!r} is not a whole number", field=env) from None
-    if value < minimum:
-        raise InputError(f"must be at least {minimum}, got {value}", field=env)
-    return value
-
-
 def create_app(
     *, max_upload: int | None = None, workers: int | None = None, queue: int | None = None,
-    timeout: int | None = None,
+    timeout: int | None = None, per_client: int | None = None, body_timeout: int | None = None,
+    body_min_rate: int | None = None, allowed_hosts: tuple[str, ...] | list[str] | None = None,
 ) -> FastAPI:
     """Build the FastAPI application (models load lazily on first request).
 
@@ -951,6 +703,23 @@ def create_app(
     timeout : int, optional
         Seconds of work per task request (default ``CLINEX_WEB_TIMEOUT``, else 300);
         past it the answer is 504.
+    per_client : int, optional
+        Task requests admitted at once from one peer address (default
+        ``CLINEX_WEB_PER_CLIENT``, else 16); one more is answered 429 with ``Retry-After``.
+        16 leaves a browser (at most 6 connections per host) and a script uploading in
+        parallel room, while one client can take at most 16 of the default 68 slots.
+        Behind a reverse proxy every request has the proxy's address: raise it there.
+    body_timeout : int, optional
+        Seconds a request body may take after the headers (default
+        ``CLINEX_WEB_BODY_TIMEOUT``, else 20), plus one second per ``body_min_rate``
+        bytes received; past it the answer is 408 (:class:`clinex.web.guard.BodyDeadline`).
+    body_min_rate : int, optional
+        Bytes per second that extend the body's deadline by one second (default
+        ``CLINEX_WEB_BODY_MIN_RATE``, else 500; Apache httpd ``mod_reqtimeout``'s defaults).
+    allowed_hosts : sequence of str, optional
+        ``Host`` names accepted besides ``localhost``, ``127.0.0.1``, ``::1`` and the
+        address the connection came in on; joined with the comma-separated
+        ``CLINEX_WEB_ALLOWED_HOSTS``. ``*`` accepts any (behind a proxy that checks it).
 
     Returns
     -------
@@ -959,15 +728,25 @@ def create_app(
     Raises
     ------
     InputError
-        A setting below its minimum (1 byte, 1 worker, 0 queue, 1 second) or not a number.
+        A setting below its minimum (1 byte, 1 worker, 0 queue, 1 second, 1 request per
+        client, 1 byte per second) or not a number.
     """
     limit = _setting(max_upload, "CLINEX_WEB_MAX_UPLOAD", _MAX_UPLOAD, 1)
-    pool = _Pool(_setting(workers, "CLINEX_WEB_WORKERS", _WORKERS, 1), _setting(queue, "CLINEX_WEB_QUEUE", _QUEUE, 0),
-                 _setting(timeout, "CLINEX_WEB_TIMEOUT", _TIMEOUT, 1))
+    pool = Pool(_setting(workers, "CLINEX_WEB_WORKERS", _WORKERS, 1), _setting(queue, "CLINEX_WEB_QUEUE", _QUEUE, 0),
+                _setting(timeout, "CLINEX_WEB_TIMEOUT", _TIMEOUT, 1),
+                _setting(per_client, "CLINEX_WEB_PER_CLIENT", _PER_CLIENT, 1))
+    deadline = BodyDeadline(_setting(body_timeout, "CLINEX_WEB_BODY_TIMEOUT", BodyDeadline.timeout, 1),
+                            _setting(body_min_rate, "CLINEX_WEB_BODY_MIN_RATE", BodyDeadline.min_rate, 1))
+    hosts = tuple(allowed_hosts or ()) + tuple(
+        h.strip() for h in os.environ.get("CLINEX_WEB_ALLOWED_HOSTS", "").split(",") if h.strip())
     app = FastAPIOffline(title="clinex", version=__version__,
                          description="Clinical text to structured, checkable evidence; runs on this machine.")
     app.state.pool = pool
-    app.add_middleware(_Guard, max_upload=limit, pool=pool)
+    inner = app.build_middleware_stack
+    # Security goes outside everything, Starlette's own error middleware included, so that
+    # every answer (a 500 too) carries its headers and no cross-site request reaches a route
+    app.build_middleware_stack = lambda: Security(inner(), allowed_hosts=hosts)  # type: ignore[method-assign]
+    app.add_middleware(Guard, max_upload=limit, pool=pool, deadline=deadline)
     _local_redoc(app)
     static = resources.files("clinex.web").joinpath("static")
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
@@ -976,8 +755,8 @@ def create_app(
     async def _clinex_error(_: Request, exc: ClinexError) -> JSONResponse:
         return _error(422, exc.code, str(exc), exc.field)
 
-    @app.exception_handler(_TimedOut)
-    async def _timed_out(_: Request, exc: _TimedOut) -> JSONResponse:
+    @app.exception_handler(TimedOut)
+    async def _timed_out(_: Request, exc: TimedOut) -> JSONResponse:
         err = ClinexError(f"the request took longer than {exc.seconds} s (CLINEX_WEB_TIMEOUT) and was stopped")
         return _error(504, err.code, str(err))
 
@@ -998,8 +777,8 @@ def create_app(
 
     @app.exception_handler(HTTPException)
     async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        if isinstance(exc, _BodyTooLarge):
-            return _error(413, "CLX001", exc.detail, "body", dict(exc.headers or {}))
+        if isinstance(exc, (BodyTooLarge, BodyTimedOut)):
+            return _error(exc.status_code, "CLX001", exc.detail, "body", dict(exc.headers or {}))
         path = request.url.path[:200]
         if exc.status_code == 404:
             message = f"no such endpoint: {path}"
