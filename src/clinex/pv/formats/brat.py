@@ -49,9 +49,18 @@ event (written only when set; read back)::
 (:attr:`SentenceEvents.event_probability`), and ``<Attribute>@<start>-<end>`` the
 :attr:`Attribute.source` of the cue at those offsets (``model`` or ``rule:<id>``).
 
-Annotations no rule links are dropped (logged at INFO on ``clinex.pv.formats.brat``), as the
-converter drops them. Other relation types (``is_a`` ...) are ignored. The text's
-trailing whitespace is dropped, as the converter does.
+A T line no rule puts into an event is dropped, as the converter drops it, and reported
+by file and line (``on_warning``, default a WARNING on ``clinex.pv.formats.brat``; PHEE's
+own files have none). A trigger-labelled T line that no E line uses (files of tools that
+write text-bound annotations only) is read as an event that lists no argument, so the
+rules above give it its arguments; the writer then gives it an E line. Other relation
+types (``is_a`` ...) are ignored. The text's trailing whitespace is dropped, as the
+converter does.
+
+Offsets are read as characters (brat's own unit). When some span does not fit the text
+so, but every span fits read as UTF-8 byte offsets, or else as UTF-16 code units (what
+some exporters count), they are converted to characters and a notice names the file and
+the unit; otherwise the first line that does not fit is an :class:`OffsetError`.
 
 The writer makes every link explicit (all main arguments on the E line, ``has``,
 ``has_child``, ``has_cue`` and A lines), so what it writes reads back to the same
