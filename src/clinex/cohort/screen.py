@@ -239,7 +239,12 @@ def write_decisions(
     if kind == "xml":
         from clinex.cohort.formats.n2c2_xml import write_patient
 
-        output.mkdir(parents=True, exist_ok=True)
+        try:
+            output.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # read-only or full file system: [CLX001] naming the folder and the reason
+            from clinex.io.atomic import write_error
+
+            raise write_error(output, exc, folder=True) from None
         for p, dec in results:
             write_patient(p, output / f"{p.id}.xml", decisions=dec)
             n += 1

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from clinex.errors import InputError
+from clinex.io.atomic import atomic_path
 from clinex.rob.robvis import RISKS, RobvisRow, summary_percentages
 from clinex.rob.schema import DOMAINS
 from clinex.rob.types import TrialAssessment
@@ -81,7 +82,8 @@ def plot_traffic_light(
     Raises
     ------
     InputError
-        If ``assessments`` is empty.
+        If ``assessments`` is empty, or a file cannot be written (the operating
+        system's reason; :func:`clinex.io.atomic.atomic_path`).
 
     References
     ----------
@@ -186,13 +188,13 @@ def plot_traffic_light(
             title_fontsize=9,
         )
         png = Path(path_png)
-        png.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(png, format="png", dpi=dpi, metadata={"Software": None})
+        with atomic_path(png, force=True) as tmp:  # a full disk leaves no half-written plot
+            fig.savefig(tmp, format="png", dpi=dpi, metadata={"Software": None})
         svg: Path | None = None
         if path_svg is not None:
             svg = Path(path_svg)
-            svg.parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(svg, format="svg", metadata={"Date": None})
+            with atomic_path(svg, force=True) as tmp:
+                fig.savefig(tmp, format="svg", metadata={"Date": None})
     return png, svg
 
 
@@ -240,7 +242,8 @@ def plot_summary(
     Raises
     ------
     InputError
-        No trials, or bad weights (see ``summary_percentages``).
+        No trials, or bad weights (see ``summary_percentages``), or a file cannot be
+        written (the operating system's reason).
 
     References
     ----------
@@ -289,11 +292,11 @@ def plot_summary(
         ax.set_title(title, fontweight="bold")
         fig.legend(loc="outside lower center", ncol=3, frameon=False, fontsize=9)
         png = Path(path_png)
-        png.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(png, format="png", dpi=dpi, metadata={"Software": None})
+        with atomic_path(png, force=True) as tmp:  # a full disk leaves no half-written plot
+            fig.savefig(tmp, format="png", dpi=dpi, metadata={"Software": None})
         svg: Path | None = None
         if path_svg is not None:
             svg = Path(path_svg)
-            svg.parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(svg, format="svg", metadata={"Date": None})
+            with atomic_path(svg, force=True) as tmp:
+                fig.savefig(tmp, format="svg", metadata={"Date": None})
     return png, svg
