@@ -305,7 +305,9 @@ def download(
         "citation": corpus.citation,
         "files": {f.local: {"sha256": f.sha256, "size": f.size, "remote": f.remote} for f in corpus.files},
     }
-    (folder / "MANIFEST.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    from clinex.io.atomic import write_atomic
+
+    write_atomic(folder / "MANIFEST.json", json.dumps(manifest, indent=2) + "\n", force=True)
     return folder
 
 

@@ -621,7 +621,9 @@ def _pv_score_dev(model, dev_items: list, folder: _Path) -> None:  # noqa: ANN00
     pred_items = [SentenceEvents(id=s.id, text=s.text, events=tuple(p)) for s, p in zip(dev_items, preds)]
     result = score(dev_items, pred_items)
     flat = flatten(result)
-    (folder / "dev_scores.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    from clinex.io.atomic import write_atomic
+
+    write_atomic(folder / "dev_scores.json", json.dumps(result, indent=2) + "\n", force=True)
     for key in (
         "trigger.classification.f1",
         "event_classification.f1",

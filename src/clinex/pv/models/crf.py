@@ -580,7 +580,9 @@ class CRFModel:
             "calibration": getattr(self, "calibration_", None),
             "files": [f"{layer}.crfsuite" for layer in self.layers],
         }
-        (out / "model.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        from clinex.io.atomic import write_atomic
+
+        write_atomic(out / "model.json", json.dumps(meta, indent=2) + "\n", force=True)
         return out
 
     @classmethod

@@ -376,8 +376,10 @@ class LLMExtractor:
         folder = Path(path)
         folder.mkdir(parents=True, exist_ok=True)
         opts = {k: (str(v) if isinstance(v, Path) else v) for k, v in self.options.items() if k != "api_key"}
-        (folder / "model.json").write_text(
-            json.dumps({"kind": "llm", "version": 1, **opts}, indent=1) + "\n", encoding="utf-8")
+        from clinex.io.atomic import write_atomic
+
+        write_atomic(folder / "model.json", json.dumps({"kind": "llm", "version": 1, **opts}, indent=1) + "\n",
+                     force=True)
         return folder
 
     @classmethod
@@ -428,6 +430,8 @@ def train_llm(train: Any, dev: Any, out: Path, **params: Any) -> LLMExtractor:
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     opts = {k: (str(v) if isinstance(v, Path) else v) for k, v in params.items() if k != "api_key"}
-    (folder / "model.json").write_text(json.dumps({"kind": "llm", "version": 1, **opts}, indent=1) + "\n",
-                                       encoding="utf-8")
+    from clinex.io.atomic import write_atomic
+
+    write_atomic(folder / "model.json", json.dumps({"kind": "llm", "version": 1, **opts}, indent=1) + "\n",
+                 force=True)
     return LLMExtractor.load(out)

@@ -403,7 +403,9 @@ class CueEvidenceModel:
                 "max_evidence": self.max_evidence, "max_chars": self.max_chars,
                 "sqs": {sq: [r.model_dump() for r in rules]
                         for sq, rules in self.lexicon_.sqs.items()}}
-        p.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        from clinex.io.atomic import write_atomic
+
+        write_atomic(p, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
         return p
 
     @classmethod

@@ -236,5 +236,7 @@ class LLMEvidenceModel:
         """Write the options as JSON (never the key)."""
         p = Path(path)
         opts = {k: (str(v) if isinstance(v, Path) else v) for k, v in self.options.items() if k != "api_key"}
-        p.write_text(json.dumps({"kind": "llm", "version": 1, **opts}, indent=1) + "\n", encoding="utf-8")
+        from clinex.io.atomic import write_atomic
+
+        write_atomic(p, json.dumps({"kind": "llm", "version": 1, **opts}, indent=1) + "\n", force=True)
         return p

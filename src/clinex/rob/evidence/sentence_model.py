@@ -427,9 +427,12 @@ class SentenceEvidenceModel:
             raise InputError("file exists; refusing to overwrite", path=p)
         p.parent.mkdir(parents=True, exist_ok=True)
         state = {k: v for k, v in self.__dict__.items() if k.endswith("_") and not k.startswith("_")}
-        joblib.dump({"format": FORMAT, "format_version": FORMAT_VERSION,
-                     "clinex": __version__, "sklearn": sklearn.__version__,
-                     "params": self.get_params(), "state": state}, p)
+        from clinex.io.atomic import atomic_path
+
+        with atomic_path(p) as tmp:
+            joblib.dump({"format": FORMAT, "format_version": FORMAT_VERSION,
+                         "clinex": __version__, "sklearn": sklearn.__version__,
+                         "params": self.get_params(), "state": state}, tmp)
         return p
 
     @classmethod

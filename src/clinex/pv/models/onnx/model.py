@@ -311,4 +311,6 @@ class OnnxExtractor(TagDecodingMixin):
         meta["params"] = self.get_params()
         meta["gate"] = self.gate_.save(path) if getattr(self, "gate_", None) is not None else None
         meta["calibration"] = getattr(self, "calibration_", None)
-        (path / "model.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        from clinex.io.atomic import write_atomic
+
+        write_atomic(path / "model.json", json.dumps(meta, indent=2) + "\n", force=True)

@@ -111,5 +111,7 @@ def write_model_card(
         lines += ["", "## Dev scores (best epoch)", "```json", json.dumps(dev_scores, indent=2), "```"]
     lines.append("")
     card = out / "MODEL_CARD.md"
-    card.write_text("\n".join(lines), encoding="utf-8")
+    from clinex.io.atomic import write_atomic
+
+    write_atomic(card, "\n".join(lines), force=True)
     return card

@@ -272,7 +272,9 @@ def export_onnx(
             "train_minutes": meta.get("train_minutes"),
         },
     }
-    (out / "model.json").write_text(json.dumps(onnx_meta, indent=2) + "\n", encoding="utf-8")
+    from clinex.io.atomic import write_atomic
+
+    write_atomic(out / "model.json", json.dumps(onnx_meta, indent=2) + "\n", force=True)
     return out
 
 

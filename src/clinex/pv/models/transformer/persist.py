@@ -93,7 +93,9 @@ class PersistenceMixin:
                 else None
             ),
         }
-        (path / "model.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        from clinex.io.atomic import write_atomic
+
+        write_atomic(path / "model.json", json.dumps(meta, indent=2) + "\n", force=True)
         apply_default_modes(path)  # safetensors writes 0600 files
 
     @classmethod

@@ -298,6 +298,8 @@ class RulesEvidenceModel:
         p = Path(path)
         if p.exists():
             raise InputError("file exists; refusing to overwrite", path=p)
-        p.write_text(yaml.safe_dump({"kind": "rules", "name": self.name, "max_evidence": self.max_evidence,
-                                     "max_chars": self.max_chars}, sort_keys=False), encoding="utf-8")
+        from clinex.io.atomic import write_atomic
+
+        write_atomic(p, yaml.safe_dump({"kind": "rules", "name": self.name, "max_evidence": self.max_evidence,
+                                        "max_chars": self.max_chars}, sort_keys=False))
         return p
