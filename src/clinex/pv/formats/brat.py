@@ -881,10 +881,9 @@ def write_brat(
     for p in (txt, ann):
         if p.exists() and not overwrite:
             raise InputError("file exists; refusing to overwrite it (use --force to replace it)", path=p)
+    from clinex.io.atomic import write_atomic
+
     ann_text = to_ann(item, on_warning=on_warning)
     for p, content in ((txt, item.text + "\n"), (ann, ann_text)):
-        try:
-            p.write_text(content, encoding="utf-8", newline="\n")
-        except OSError as exc:
-            raise InputError(f"cannot write the output file ({exc.strerror or exc})", path=p) from None
+        write_atomic(p, content, force=True)  # a full disk leaves no half-written file (CLX001, OS reason)
     return txt, ann
