@@ -6,9 +6,15 @@ controls exactly what PDFium and the limit checks see.
 
 from __future__ import annotations
 
+import base64
+import functools
+import json
 import random
 import re
 import resource
+import subprocess
+import sys
+import textwrap
 import time
 import zlib
 from pathlib import Path
@@ -216,3 +222,221 @@ def test_limits_are_documented() -> None:
         assert isinstance(value, int) and value > 0
         assert f"`{name}`" in section, name
         assert f"{value:,}" in section, (name, value)
+
+
+# --- chained and nested filters (issue 21): every stage counts ---------------------------
+
+BOMB = 400_000_000  # zeros: deflated once about 390 KB, twice about 1-2 KB
+
+
+def _lzw(data: bytes) -> bytes:
+    """LZW-encode ``data`` as PDF's LZWDecode reads it (ISO 32000-1, 7.4.4.2; EarlyChange 1)."""
+    table = {bytes((i,)): i for i in range(256)}
+    out, acc, nacc, width = bytearray(), 0, 0, 9
+
+    def put(code: int) -> None:
+        nonlocal acc, nacc
+        acc, nacc = (acc << width) | code, nacc + width
+        while nacc >= 8:
+            nacc -= 8
+            out.append((acc >> nacc) & 255)
+        acc &= (1 << nacc) - 1
+
+    put(256)
+    w = b""
+    for byte in data:
+        wc = w + bytes((byte,))
+        if wc in table:
+            w = wc
+            continue
+        put(table[w])
+        table[wc] = len(table) + 2  # 256, 257 are clear and end
+        w = bytes((byte,))
+        n = len(table) + 2  # the next code; the reader's table is one entry behind (EarlyChange 1)
+        if n >= 4093:
+            put(256)
+            table = {bytes((i,)): i for i in range(256)}
+            width = 9
+        else:
+            width = 12 if n >= 2048 else 11 if n >= 1024 else 10 if n >= 512 else 9
+    put(table[w])
+    put(257)
+    if nacc:
+        out.append((acc << (8 - nacc)) & 255)
+    return bytes(out)
+
+
+def _run_length(data: bytes) -> bytes:
+    """RunLengthDecode data: literal runs of 128 bytes, then the end byte 128."""
+    out = bytearray()
+    for i in range(0, len(data), 128):
+        piece = data[i:i + 128]
+        out += bytes((len(piece) - 1,)) + piece
+    return bytes(out + b"\x80")
+
+
+def _png_up(data: bytes, columns: int) -> bytes:
+    """PNG 'Up' rows (predictor 12) of ``columns`` bytes: what PDFium undoes after a stage."""
+    data += bytes(-len(data) % columns)
+    out, prior = bytearray(), bytes(columns)
+    for i in range(0, len(data), columns):
+        row = data[i:i + columns]
+        out += b"\x02" + bytes((a - b) & 255 for a, b in zip(row, prior))
+        prior = row
+    return bytes(out)
+
+
+@functools.lru_cache(maxsize=1)
+def _once() -> bytes:
+    return _zeros_deflated(BOMB)
+
+
+@functools.lru_cache(maxsize=None)
+def _chained(name: str) -> tuple[bytes, bytes, dict[int, bytes]]:
+    """(stream data, dictionary entries, extra objects) of a bomb mutant."""
+    once = _once()
+    if name == "flate-flate":
+        return zlib.compress(once, 9), b"/Filter [/FlateDecode /FlateDecode]", {}
+    if name == "fl-fl-short-names":
+        return zlib.compress(once, 9), b"/Filter [/Fl /Fl]", {}
+    if name == "flate-flate-indirect":
+        return zlib.compress(once, 9), b"/Filter 6 0 R", {6: b"[/FlateDecode 7 0 R]", 7: b"/FlateDecode"}
+    if name == "ahx-flate":
+        return once.hex().encode() + b">", b"/Filter [/ASCIIHexDecode /FlateDecode]", {}
+    if name == "a85-flate":
+        return base64.a85encode(once, wrapcol=72) + b"~>", b"/Filter [/A85 /FlateDecode]", {}
+    if name == "lzw-flate":
+        return _lzw(once), b"/Filter [/LZWDecode /FlateDecode]", {}
+    if name == "rl-flate":
+        return _run_length(once), b"/Filter [/RunLengthDecode /FlateDecode]", {}
+    if name == "flate-predictor-flate":
+        return (zlib.compress(_png_up(once, 100), 9),
+                b"/Filter [/FlateDecode /FlateDecode] /DecodeParms [<< /Predictor 12 /Columns 100 >> null]", {})
+    if name == "flate-flate-last-predictor":
+        return (zlib.compress(once, 9),
+                b"/Filter [/FlateDecode /FlateDecode] /DecodeParms [null << /Predictor 12 /Columns 100 >>]", {})
+    raise AssertionError(name)
+
+
+def _bomb_pdf(name: str) -> bytes:
+    data, entries, extra = _chained(name)
+    stream = b"<< /Length %d %s >>\nstream\n" % (len(data), entries) + data + b"\nendstream"
+    return _pdf({
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+           b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+        4: FONT,
+        5: stream,
+        **extra,
+    })
+
+
+CHAINS = ["flate-flate", "fl-fl-short-names", "flate-flate-indirect", "ahx-flate", "a85-flate",
+          "lzw-flate", "rl-flate", "flate-predictor-flate", "flate-flate-last-predictor"]
+
+
+@pytest.mark.parametrize("name", CHAINS)
+def test_chained_filter_bomb_is_refused(tmp_path: Path, name: str) -> None:
+    # before: only the first Flate stage was counted; a 2,469-byte doubly deflated
+    # stream was read at 2.1 GB peak memory
+    raw = _bomb_pdf(name)
+    pdf = tmp_path / "bomb.pdf"
+    pdf.write_bytes(raw)
+    at = raw.index(b"stream\n", raw.index(b"5 0 obj")) + len(b"stream\n")
+    before = _rss_mb()
+    t0 = time.perf_counter()
+    with pytest.raises(FormatError) as info:
+        read_pdf(pdf)
+    assert time.perf_counter() - t0 < 10
+    assert _rss_mb() - before < 256
+    assert str(info.value) == (
+        f"[CLX002] {pdf}: page 1: object 5 (at byte {at:,}) inflates past the document's limit of "
+        "134,217,728 decompressed bytes, MAX_PDF_INFLATED_BYTES (clinex.io.limits): a decompression bomb?")
+
+
+def test_doubly_deflated_bomb_is_a_few_kilobytes() -> None:
+    assert len(_bomb_pdf("flate-flate")) < 4_000
+
+
+@pytest.mark.parametrize("name", ["flate-flate", "ahx-flate", "lzw-flate", "flate-predictor-flate"])
+def test_chained_filters_of_an_ordinary_page_read_as_text(tmp_path: Path, name: str) -> None:
+    # the same chains on a real content stream: decoded by PDFium, counted under the limits
+    content = b"BT /F1 12 Tf 72 700 Td (Allocation was concealed) Tj ET"
+    once = zlib.compress(content)
+    data, entries = {
+        "flate-flate": (zlib.compress(once), b"/Filter [/FlateDecode /FlateDecode]"),
+        "ahx-flate": (once.hex().encode() + b">", b"/Filter [/AHx /Fl]"),
+        "lzw-flate": (_lzw(once), b"/Filter [/LZWDecode /FlateDecode]"),
+        "flate-predictor-flate": (zlib.compress(_png_up(once, 7)),
+                                  b"/Filter [/FlateDecode /FlateDecode] "
+                                  b"/DecodeParms [<< /Predictor 12 /Columns 7 >> null]"),
+    }[name]
+    pdf = tmp_path / "ok.pdf"
+    pdf.write_bytes(_pdf({
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+           b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+        4: FONT,
+        5: b"<< /Length %d %s >>\nstream\n" % (len(data), entries) + data + b"\nendstream",
+    }))
+    assert read_pdf(pdf).text == "Allocation was concealed"
+
+
+def test_chained_page_content_past_the_page_limit_is_refused(tmp_path: Path) -> None:
+    # 20 MB doubly deflated: under the document limit, over the page limit (pdfminer's
+    # page walk runs the chain too)
+    size = limits.MAX_PDF_PAGE_CONTENT_BYTES + 4_000_000
+    data = zlib.compress(_zeros_deflated(size), 9)
+    pdf = tmp_path / "page.pdf"
+    pdf.write_bytes(_page(b"") .replace(b"<< /Length 0 >>\nstream\n\nendstream",
+                                        b"<< /Length %d /Filter [/FlateDecode /FlateDecode] >>\nstream\n"
+                                        % len(data) + data + b"\nendstream"))
+    with pytest.raises(FormatError) as info:
+        read_pdf(pdf)
+    assert str(info.value) == (
+        f"[CLX002] {pdf}: page 1: content inflates past the limit of 16,777,216 decompressed bytes "
+        "per page, MAX_PDF_PAGE_CONTENT_BYTES (clinex.io.limits): a decompression bomb?")
+
+
+def test_too_many_filters_on_one_stream(tmp_path: Path) -> None:
+    data = b"BT /F1 12 Tf 72 700 Td (Hi) Tj ET"
+    for _ in range(17):
+        data = zlib.compress(data)
+    chain = b"/Filter [" + b" /FlateDecode" * 17 + b"]"
+    pdf = tmp_path / "many.pdf"
+    pdf.write_bytes(_page(b"").replace(b"<< /Length 0 >>\nstream\n\nendstream",
+                                       b"<< /Length %d %s >>\nstream\n" % (len(data), chain)
+                                       + data + b"\nendstream"))
+    with pytest.raises(FormatError) as info:
+        read_pdf(pdf)
+    assert str(info.value) == (f"[CLX002] {pdf}: object 5: 17 filters on one stream, more than "
+                               "MAX_PDF_FILTERS = 16 (clinex.io.limits)")
+
+
+_PEAK = textwrap.dedent(
+    """
+    import json, resource, subprocess, sys
+    proc = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(json.dumps([proc.returncode, peak_mb, proc.stderr.splitlines()]))
+    """
+)
+
+
+def test_cli_refuses_doubly_deflated_bomb_in_little_memory(tmp_path: Path) -> None:
+    # the issue's case: `clinex rob assess bomb.pdf` ran to exit 0 at 2.1 GB peak RSS
+    pdf = tmp_path / "bomb.pdf"
+    pdf.write_bytes(_bomb_pdf("flate-flate"))
+    clinex = Path(sys.executable).with_name("clinex")
+    out = subprocess.run([sys.executable, "-c", _PEAK, str(clinex), "rob", "assess", str(pdf),
+                          "-o", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    code, peak_mb, lines = json.loads(out.stdout)
+    assert code == 2
+    assert peak_mb < 600, peak_mb  # MB; 2,100 before
+    assert lines[-1] == "[CLX001] field 'inputs': none of the 1 input(s) could be assessed"
+    assert lines[0] == (
+        f"skipped {pdf}: [CLX002] {pdf}: page 1: object 5 (at byte {_bomb_pdf('flate-flate').index(b'stream') + 7:,}) "
+        "inflates past the document's limit of 134,217,728 decompressed bytes, MAX_PDF_INFLATED_BYTES "
+        "(clinex.io.limits): a decompression bomb?")

@@ -19,6 +19,7 @@ __all__ = [
     "MAX_PDF_TEXT_RUNS_PER_PAGE",
     "MAX_PDF_PAGE_CONTENT_BYTES",
     "MAX_PDF_INFLATED_BYTES",
+    "MAX_PDF_FILTERS",
 ]
 
 MIB = 1024 * 1024
@@ -42,4 +43,13 @@ MAX_PDF_PAGE_CONTENT_BYTES = 16 * MIB
 #: Decompressed bytes of all non-image streams of one PDF document together
 #: (page contents, forms, fonts, object and cross-reference streams), and of any
 #: one such stream. Images are not counted: text extraction never decodes them.
+#: Every stage of a filter chain counts (``[/FlateDecode /FlateDecode]``: both
+#: inflations; ``[/ASCII85Decode /FlateDecode]``: the ASCII85 output and the
+#: inflated bytes), since PDFium keeps each stage's output in memory.
 MAX_PDF_INFLATED_BYTES = 128 * MIB
+
+#: Filters in one stream's ``/Filter`` array. Writers use one, at most two
+#: (``[/ASCII85Decode /FlateDecode]``); PDFium sets no cap, and counting a chain's
+#: output (:mod:`clinex.io.pdf_filters`) takes about half a MiB a stage.
+#: Checked while the streams are counted, before PDFium parses a page.
+MAX_PDF_FILTERS = 16

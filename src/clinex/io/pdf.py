@@ -72,7 +72,6 @@ from __future__ import annotations
 
 import re
 import threading
-import zlib
 from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
@@ -136,45 +135,114 @@ class _Found(Exception):
         self.page = page
 
 
-_CHUNK = 1 << 20  # inflate in 1 MiB pieces: memory stays flat whatever a stream holds
 _STREAM_KEYWORD = re.compile(rb"(?<!end)stream(?:\r\n|\n|\r)")
 _OBJ_HEADER = re.compile(rb"(\d+)\s+\d+\s+obj\b")
 _IMAGE = re.compile(rb"/Subtype\s*/Image\b")
 
 
-def _inflated_size(data, start: int, limit: int) -> tuple[int, int]:
-    """Bytes that the zlib stream at ``data[start:]`` inflates to, counted up to
-    ``limit + 1`` and not kept, and where the stream ends (``start`` if it is no
-    zlib stream)."""
-    inflater = zlib.decompressobj()
-    total, pos, end = 0, start, len(data)
-    while pos < end and total <= limit:
-        piece = data[pos:pos + _CHUNK]
-        pos += len(piece)
+def _chain(attrs, resolve) -> list[tuple[str, dict | None]] | None:
+    """A stream dictionary's filters in order, each with its ``/DecodeParms``
+    (int values only), or None when they cannot be read (a broken reference)."""
+    from pdfminer.psparser import PSLiteral
+
+    def literal(obj) -> str | None:
+        obj = resolve(obj)
+        return obj.name if isinstance(obj, PSLiteral) and isinstance(obj.name, str) else None
+
+    def parms(obj) -> dict | None:
+        obj = resolve(obj)
+        if not isinstance(obj, dict):
+            return None
+        return {k: v for k, v in ((k, resolve(v)) for k, v in obj.items()) if isinstance(v, int)}
+
+    if not isinstance(attrs, dict):
+        return None
+    filters = resolve(attrs.get("Filter", attrs.get("F")))
+    if filters is None:
+        return []
+    params = resolve(attrs.get("DecodeParms", attrs.get("DP")))
+    if not isinstance(filters, list):
+        name = literal(filters)
+        return None if name is None else [(name, parms(params))]
+    if len(filters) > limits.MAX_PDF_FILTERS:
+        raise _TooMuch(f"{len(filters):,} filters on one stream, more than MAX_PDF_FILTERS = "
+                       f"{limits.MAX_PDF_FILTERS:,} (clinex.io.limits)")
+    params = params if isinstance(params, list) else []
+    chain = []
+    for i, f in enumerate(filters):
+        name = literal(f)
+        if name is None:
+            return None
+        chain.append((name, parms(params[i]) if i < len(params) else None))
+    return chain
+
+
+class _RawObjects:
+    """Objects of a PDF file looked up by number in its bytes (no cross-reference
+    table needed), for references in stream dictionaries; at most
+    :data:`_RAW_LOOKUPS` numbers per file, each looked up once."""
+
+    def __init__(self, data) -> None:
+        self.data = data
+        self.found: dict[int, object] = {}
+
+    def parse(self, text: bytes):
+        """The first PDF object in ``text`` (pdfminer's parser; references left unresolved), or None."""
+        from io import BytesIO
+
+        from pdfminer.pdfparser import PDFParser
+
         try:
-            out = inflater.decompress(piece, _CHUNK)
-            total += len(out)
-            while inflater.unconsumed_tail and not inflater.eof and total <= limit:
-                out = inflater.decompress(inflater.unconsumed_tail, _CHUNK)
-                total += len(out)
-        except zlib.error:
-            return total, (pos if total else start)
-        if inflater.eof:
-            return total, pos - len(inflater.unused_data) - len(inflater.unconsumed_tail)
-    return total, pos
+            return PDFParser(BytesIO(bytes(text) + b" endobj ")).nextobject()[1]
+        except Exception:  # noqa: BLE001 (RecursionError too) - unreadable: None
+            return None
+
+    def resolve(self, obj, depth: int = 0):
+        from pdfminer.pdftypes import PDFObjRef
+
+        if not isinstance(obj, PDFObjRef):
+            return obj
+        num = obj.objid
+        if num not in self.found:
+            if len(self.found) >= _RAW_LOOKUPS or depth > 8:
+                raise _Unresolved
+            last = None
+            for last in re.finditer(rb"(?<![0-9])%d\s+\d+\s+obj\b" % num, self.data):
+                pass
+            self.found[num] = (_Unresolved if last is None
+                               else self.parse(self.data[last.end():last.end() + 4096]))
+        value = self.found[num]
+        if value is _Unresolved:
+            raise _Unresolved
+        return self.resolve(value, depth + 1)
+
+
+class _Unresolved(Exception):
+    """A reference that the raw scan cannot follow (the object lies in an object stream)."""
+
+
+#: Objects :class:`_RawObjects` looks up per file (each costs one pass over the file).
+_RAW_LOOKUPS = 16
 
 
 def _check_streams(path: Path, password: str | None, n_pages: int) -> None:
-    """Refuse a PDF whose non-image streams inflate past :data:`~clinex.io.limits.MAX_PDF_INFLATED_BYTES`.
+    """Refuse a PDF whose non-image streams decode past :data:`~clinex.io.limits.MAX_PDF_INFLATED_BYTES`.
 
-    Reads the file's bytes without parsing it (so broken and hostile files are
-    covered too): every ``stream`` keyword whose data is a zlib stream is inflated in
-    chunks and counted. Image streams (``/Subtype /Image`` in their dictionary) are
-    left out: text extraction never decodes them.
+    Reads the file's bytes without parsing it as a whole (so broken and hostile
+    files are covered too): at every ``stream`` keyword the stream's dictionary is
+    read (references followed by :class:`_RawObjects`) and its filter chain run
+    piece by piece, every stage's output counted and nothing kept
+    (:func:`clinex.io.pdf_filters.decoded_size`); where the dictionary cannot be
+    read, the data is inflated as long as it looks deflated. Image streams
+    (``/Subtype /Image`` in their dictionary) are left out: text extraction never
+    decodes them.
     """
     import mmap
 
+    from clinex.io.pdf_filters import decoded_size
+
     with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        objects = _RawObjects(data)
         total, pos = 0, 0
         while True:
             m = _STREAM_KEYWORD.search(data, pos)
@@ -186,7 +254,19 @@ def _check_streams(path: Path, password: str | None, n_pages: int) -> None:
             if obj is not None and _IMAGE.search(head, obj.end()):
                 pos = m.end()
                 continue
-            size, pos = _inflated_size(data, m.end(), limits.MAX_PDF_INFLATED_BYTES - total)
+            chain = None
+            if obj is not None:
+                try:
+                    chain = _chain(objects.parse(head[obj.end():]), objects.resolve)
+                except _Unresolved:
+                    chain = None
+                except _TooMuch as exc:
+                    raise _TooMuch(f"object {int(obj.group(1))}: {exc}") from None
+            end = len(data)
+            if chain and chain[0][0] not in ("FlateDecode", "Fl"):
+                stop = data.find(b"endstream", m.end())  # a Flate stream ends itself
+                end = stop if stop >= 0 else end
+            size, pos = decoded_size(data, m.end(), end, chain, limits.MAX_PDF_INFLATED_BYTES - total)
             pos = max(pos, m.end())
             total += size
             if total > limits.MAX_PDF_INFLATED_BYTES:
@@ -206,48 +286,25 @@ def _check_streams(path: Path, password: str | None, n_pages: int) -> None:
 
 
 def _stream_size(stream, limit: int) -> int:
-    """Decoded bytes of a pdfminer stream, counted up to ``limit + 1`` in chunks.
+    """Decoded bytes of a pdfminer stream, counted up to ``limit + 1`` in pieces.
 
-    ASCII filters (which shrink) are applied; a final Flate or LZW filter is
-    inflated piecewise and counted; other filters count the raw bytes.
+    Every stage of the stream's filter chain is run and its output counted
+    (:func:`clinex.io.pdf_filters.decoded_size`); a stream without filters, or whose
+    first filter is not decoded here, counts its raw bytes.
     """
-    from pdfminer.psparser import PSLiteral, literal_name
+    from pdfminer.pdftypes import resolve1
+
+    from clinex.io.pdf_filters import FILTER_NAMES, decoded_size
 
     data = stream.get_rawdata()
     if data is None:  # already decoded by pdfminer (an object stream)
         return len(stream.data or b"")
     if stream.decipher:
         data = stream.decipher(stream.objid, stream.genno, data, stream.attrs)
-    filters = []
-    for f in stream.get_filters():  # (filter, parameters) pairs in pdfminer >= 20221105
-        f = f[0] if isinstance(f, tuple) else f
-        filters.append(literal_name(f) if isinstance(f, PSLiteral) else str(f))
-    for name in filters:
-        if name in ("ASCIIHexDecode", "AHx"):
-            from pdfminer.ascii85 import asciihexdecode
-            data = asciihexdecode(data)
-        elif name in ("ASCII85Decode", "A85"):
-            from pdfminer.ascii85 import ascii85decode
-            data = ascii85decode(data)
-        elif name in ("FlateDecode", "Fl"):
-            return _inflated_size(data, 0, limit)[0]
-        elif name in ("LZWDecode", "LZW"):
-            from io import BytesIO
-
-            from pdfminer.lzw import LZWDecoder
-
-            total = 0
-            try:
-                for piece in LZWDecoder(BytesIO(data)).run():
-                    total += len(piece)
-                    if total > limit:
-                        break
-            except Exception:  # noqa: BLE001 - broken LZW data: PDFium stops there too
-                pass
-            return total
-        else:
-            break
-    return len(data)
+    chain = _chain(stream.attrs, resolve1)
+    if not chain or chain[0][0] not in FILTER_NAMES:
+        return len(data) if chain is not None else decoded_size(data, 0, len(data), None, limit)[0]
+    return decoded_size(data, 0, len(data), chain, limit)[0]
 
 
 def _check_pages(path: Path, password: str | None, n_pages: int, find: int | None = None) -> bool:
@@ -337,6 +394,8 @@ def _check_pages(path: Path, password: str | None, n_pages: int, find: int | Non
                         continue
                     try:
                         size += _stream_size(item, limits.MAX_PDF_PAGE_CONTENT_BYTES - size)
+                    except _TooMuch:
+                        raise
                     except Exception:  # noqa: BLE001 (RecursionError too) - PDFium decides
                         continue
                     if subtype == "Form":
