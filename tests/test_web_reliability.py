@@ -82,8 +82,8 @@ def _start(tmp: Path, **settings: int) -> Iterator[Server]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """workers 2, queue 32, 1 MB bodies."""
-    yield from _start(tmp_path_factory.mktemp("web") / "tmp", max_upload=LIMIT, workers=2, queue=32)
+    """workers 2, queue 32, 1 MB bodies; 32 task requests per client (every client here is 127.0.0.1)."""
+    yield from _start(tmp_path_factory.mktemp("web") / "tmp", max_upload=LIMIT, workers=2, queue=32, per_client=32)
 
 
 @pytest.fixture(scope="module")
