@@ -409,3 +409,46 @@ def test_overlapping_rectangles_are_found() -> None:
     assert _overlapping([(488.43, 704.25, 493.99, 705.55), (493.37, 704.14, 569.57, 713.08)]) is True
     assert _overlapping([(10, 100, 50, 110), (49.995, 100, 90, 110)]) is False  # within 0.01 pt
     assert _overlapping(apart + [(80, 60, 120, 70), (20, 94, 30, 101)]) is True  # across two lines
+
+
+def test_line_end_hyphen_inside_a_compound_is_kept(tmp_path: Path) -> None:
+    # issue 21: "intention-to-" at a line end + "treat" read "intention-totreat". A line
+    # ending in a hyphen after a word that already holds one breaks a compound at its
+    # hyphen; plain words still join ("random-" + "ised"), and a word ending after a
+    # compound's part still joins ("non-inferior-" + "ity").
+    lines = [
+        "Analyses were by intention-to-",
+        "treat. Patients were random-",
+        "ised in a double-blind, placebo-",
+        "controlled trial; the end-of-",
+        "study visit and the follow-",
+        "up at a mother-to-",
+        "child clinic tested non-inferior-",
+        "ity.",
+    ]
+    doc = read_pdf(_pdf(tmp_path / "compound.pdf", [[(72, H - 72, lines)]]))
+    assert doc.text == (
+        "Analyses were by intention-to-treat. Patients were randomised in a double-blind, "
+        "placebo-controlled trial; the end-of-study visit and the follow-up at a "
+        "mother-to-child clinic tested non-inferiority."
+    )
+
+
+def test_compound_broken_inside_a_part_joins_when_the_document_writes_it_whole(tmp_path: Path) -> None:
+    # "placebo-con-" + "trolled" (a typesetter breaking the last part's syllables) joins
+    # when "placebo-controlled" is written on one line elsewhere in the document
+    lines = ["A placebo-controlled design. This placebo-con-", "trolled trial ended."]
+    doc = read_pdf(_pdf(tmp_path / "pc.pdf", [[(72, H - 72, lines)]]))
+    assert doc.text == "A placebo-controlled design. This placebo-controlled trial ended."
+
+
+def test_keep_line_hyphen_of_compound_heads() -> None:
+    from clinex.io.pdf import _Vocabulary, keep_line_hyphen
+
+    vocab = _Vocabulary()
+    assert keep_line_hyphen("intention-to", "treat", vocab) is True
+    assert keep_line_hyphen("day-to", "day", vocab) is True  # not "day-today"
+    assert keep_line_hyphen("non-inferior", "ity", vocab) is False  # a word ending
+    assert keep_line_hyphen("random", "ised", vocab) is False
+    vocab.hyphenated["placebo-controlled"] = 1
+    assert keep_line_hyphen("placebo-con", "trolled", vocab) is False  # written whole elsewhere

@@ -25,8 +25,10 @@ overlap, see :func:`_runs`); this module lays them out:
    writes the hyphenated form on one line and never the joined one
    ("computer-generated"), dropped when it writes the joined form elsewhere or the
    second part is a word ending ("assign-" + "ment", "follow-" + "ing"), kept when
-   the first part is a common compound head (:data:`COMPOUND_HEADS`: "placebo-" +
-   "controlled", "well-" + "known") or when both parts occur as words elsewhere
+   the first part is itself hyphenated (a compound broken at one of its hyphens:
+   "intention-to-" + "treat"), when the first part is a common compound head
+   (:data:`COMPOUND_HEADS`: "placebo-" + "controlled", "well-" + "known") or when
+   both parts occur as words elsewhere
    in the document, and otherwise dropped as a broken syllable ("allo-" + "cated"
    -> "allocated"). See :func:`keep_line_hyphen`.
 
@@ -729,7 +731,7 @@ def _join_page(blocks: list[list[tuple[str, float, float]]], keep_hyphen: _Vocab
                 if pbottom - top > PARAGRAPH_GAP * height:
                     parts.append("\n\n")
                 elif _hyphenated(ptext, text):
-                    head = re.search(r"(\w+)[" + _HYPHENS + r"]$", ptext).group(1)  # type: ignore[union-attr]
+                    head = _LINE_END_WORD.search(ptext).group(1)  # type: ignore[union-attr]
                     tail = re.match(r"\w+", text).group(0)  # type: ignore[union-attr]
                     parts[-1] = parts[-1][:-1]  # drop the hyphen
                     if keep_line_hyphen(head, tail, keep_hyphen):
@@ -742,6 +744,10 @@ def _join_page(blocks: list[list[tuple[str, float, float]]], keep_hyphen: _Vocab
             parts.append(text)
             prev = (text, top, bottom)
     return "".join(parts)
+
+
+#: The word (a compound with its hyphens, "intention-to") before a line-end hyphen.
+_LINE_END_WORD = re.compile(r"([^\W\d_]+(?:[-\u2010][^\W\d_]+)*)[" + _HYPHENS + r"]$")
 
 
 def _hyphenated(prev: str, cur: str) -> bool:
@@ -810,7 +816,8 @@ def keep_line_hyphen(head: str, tail: str, vocab: _Vocabulary) -> bool:
     Parameters
     ----------
     head : str
-        The word part before the hyphen (letters).
+        The word before the hyphen: letters, or a compound whose parts are joined
+        by hyphens ("intention-to" of "intention-to-" + "treat").
     tail : str
         The word part starting the next line.
     vocab : _Vocabulary
@@ -822,24 +829,35 @@ def keep_line_hyphen(head: str, tail: str, vocab: _Vocabulary) -> bool:
         True to keep ``head-tail``, False to join ``headtail``. In order: the
         hyphenated form written elsewhere and the joined form never -> keep; the
         joined form written elsewhere -> join; ``tail`` a word ending
-        (``_SUFFIXES``) -> join; ``head`` in :data:`COMPOUND_HEADS` -> keep; both
-        parts (3+ letters) written elsewhere as words -> keep; else join (a
+        (``_SUFFIXES``) -> join; ``head`` itself hyphenated (the break falls
+        after a hyphen inside a compound: "intention-to-" + "treat",
+        "end-of-" + "study") -> keep; ``head`` in :data:`COMPOUND_HEADS` -> keep;
+        both parts (3+ letters) written elsewhere as words -> keep; else join (a
         broken syllable).
 
     References
     ----------
     The heuristics follow how typeset English breaks words: at syllables
     (hyphen dropped when rejoined) or at the hyphen of a compound (kept);
-    Chicago Manual of Style, 17th ed., 7.40-7.47 (word division).
+    Chicago Manual of Style, 17th ed., 7.40-7.47 (word division): a hyphenated
+    compound is broken only at its hyphen. TeX does the same: a word holding an
+    explicit hyphen is broken after that hyphen and not hyphenated further
+    (Knuth, The TeXbook, appendix H, "Hyphenation").
     """
-    h, t = head.lower(), tail.lower()
+    h, t = head.lower().replace("\u2010", "-"), tail.lower()
     hyphenated, joined = f"{h}-{t}", h + t
-    if vocab.hyphenated.get(hyphenated) and not vocab.words.get(joined):
+
+    def written(word: str) -> int:
+        return vocab.hyphenated.get(word, 0) if "-" in word else vocab.words.get(word, 0)
+
+    if vocab.hyphenated.get(hyphenated) and not written(joined):
         return True
-    if vocab.words.get(joined):
+    if written(joined):
         return False
     if t in _SUFFIXES:
         return False
+    if "-" in h:
+        return True
     if h in COMPOUND_HEADS:
         return True
     return len(h) >= 3 and len(t) >= 3 and bool(vocab.words.get(h)) and bool(vocab.words.get(t))
