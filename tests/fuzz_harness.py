@@ -4,7 +4,8 @@ Shared by ``tests/test_fuzz_readers.py`` (short "ci" profile) and ``bench/fuzz.p
 (long profile). Each reader has a small valid seed built here (no corpus needed); a
 hypothesis strategy mutates one of its files (byte flips, truncation, deletion,
 duplication, insertion of NUL bytes, lone surrogates, deep nesting, huge numbers,
-wrong encodings, random unicode or bytes); :func:`run_mutant` writes the files to a
+wrong encodings, random unicode or bytes, and the hostile sizes of
+:data:`HOSTILE_KINDS`); :func:`run_mutant` writes the files to a
 fresh folder, calls the reader under a wall-clock alarm and classifies the outcome:
 
 * ``"result"``: the reader returned;
@@ -18,12 +19,14 @@ The module has no pytest dependency so that the bench can import it.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import signal
 import tempfile
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +38,7 @@ from hypothesis import strategies as st
 from clinex.errors import ClinexError
 
 __all__ = [
+    "HOSTILE_KINDS",
     "READERS",
     "Outcome",
     "Reader",
@@ -42,6 +46,7 @@ __all__ = [
     "mutants",
     "profile",
     "run_mutant",
+    "time_limit",
 ]
 
 # --------------------------------------------------------------------------- profiles
@@ -59,8 +64,17 @@ settings.register_profile("ci", max_examples=40, **_COMMON)
 #: bench/fuzz.py: >= 2,000 mutants per reader, generation only (never shrinks).
 settings.register_profile("long", max_examples=2000, phases=[Phase.explicit, Phase.generate], **_COMMON)
 
-#: Seconds one mutant may take (wall clock) before it counts as a hang.
+#: Seconds one mutant may take (wall clock) before it counts as a hang, plus
+#: :data:`TIME_PER_MIB_S` for each MiB of its files (the hostile sizes reach 16 MiB: a
+#: reader must stay linear, not finish 16 MiB as fast as 16 KiB).
 TIME_LIMIT_S = 5.0
+#: Seconds added to :data:`TIME_LIMIT_S` per MiB of a mutant's files.
+TIME_PER_MIB_S = 1.0
+
+
+def time_limit(files: dict[str, bytes], base: float = TIME_LIMIT_S) -> float:
+    """The wall-clock bound of one mutant: ``base`` + :data:`TIME_PER_MIB_S` per MiB."""
+    return base + TIME_PER_MIB_S * sum(len(v) for v in files.values()) / (1 << 20)
 
 
 def profile(name: str | None = None) -> settings:
@@ -382,10 +396,38 @@ def _insertion(draw: st.DrawFn) -> bytes:
     return draw(st.sampled_from([b"\x00", b"\n", b"a", b"*", b" "])) * draw(st.integers(1, 3000))
 
 
+#: The mutation kinds of issue 21 (hostile sizes), each built in :func:`apply` from a
+#: small description so that hypothesis never holds megabytes:
+#:
+#: * ``bigint``: the n-th run of digits of the file (a JSON value, a brat offset, a PDF
+#:   number, an XML date) replaced by an integer of thousands of digits;
+#: * ``nest10k``: 10,000 nested pairs of ``(``, ``[`` or ``{"a":`` at a position;
+#: * ``token``: one token of 100,000 to 1,000,000 characters without a space;
+#: * ``longline``: the file's line breaks removed, or a 2-16 MB line of words inserted;
+#: * ``repeat``: the n-th line of the file repeated 10,000 times, or the copied-forward
+#:   medication line of issue 21 (``aspirin 81 mg daily, atorvastatin 80 mg.``);
+#: * ``pdffilter``: the PDF's content streams compressed twice and declared with the
+#:   chained filter ``/Filter [/FlateDecode /FlateDecode]``, or one replaced by a
+#:   doubly compressed run of 256 MiB of zeros (a decompression bomb).
+HOSTILE_KINDS = ("bigint", "nest10k", "token", "longline", "repeat", "pdffilter")
+
+
 @st.composite
 def _op(draw: st.DrawFn) -> tuple:
     kind = draw(st.sampled_from(["flip", "flip", "byte", "truncate", "delete", "duplicate",
-                                 "insert", "insert", "insert", "reencode"]))
+                                 "insert", "insert", "insert", "reencode", *HOSTILE_KINDS]))
+    if kind == "bigint":
+        return ("bigint", draw(_pos), draw(st.sampled_from([4301, 5000, 20000, 100000])))
+    if kind == "nest10k":
+        return ("nest10k", draw(_pos), draw(st.sampled_from(["(", "[", "{"])))
+    if kind == "token":
+        return ("token", draw(_pos), draw(st.sampled_from([100_000, 1_000_000])))
+    if kind == "longline":
+        return ("longline", draw(_pos), draw(st.sampled_from([0, 2, 16])))
+    if kind == "repeat":
+        return ("repeat", draw(_pos), draw(st.booleans()))
+    if kind == "pdffilter":
+        return ("pdffilter", draw(_pos), draw(st.booleans()))
     if kind == "flip":
         return ("flip", draw(_pos), draw(st.integers(0, 7)))
     if kind == "byte":
@@ -400,11 +442,88 @@ def _op(draw: st.DrawFn) -> tuple:
                                               "cp1252", "utf-8-sig", "ascii"])))
 
 
+_MEDICATION_LINE = b"aspirin 81 mg daily, atorvastatin 80 mg.\n"
+_DIGITS = re.compile(rb"\d+")
+_STREAM = re.compile(rb"stream\r?\n(.*?)\r?\nendstream", re.DOTALL)
+
+
+@functools.lru_cache(maxsize=1)
+def _zero_bomb() -> bytes:
+    """256 MiB of zeros (twice MAX_PDF_INFLATED_BYTES) compressed twice with zlib (under 1 KB)."""
+    z = zlib.compressobj(9)
+    chunk = bytes(1 << 20)
+    once = b"".join(z.compress(chunk) for _ in range(256)) + z.flush()
+    return zlib.compress(once, 9)
+
+
+def _chain_filters(data: bytes, at: int, bomb: bool) -> bytes:
+    """Every content stream of a PDF compressed twice (or the ``at``-th one replaced by
+    :func:`_zero_bomb`) and declared ``/Filter [/FlateDecode /FlateDecode]``; the
+    stream dictionaries' ``/Length`` follow, the xref offsets do not (PDFium repairs
+    them, as it does for many real files). Data without a stream gets the filter text
+    inserted at ``at``."""
+    streams = list(_STREAM.finditer(data))
+    if not streams:
+        return data[:at] + b"/Filter [/FlateDecode /FlateDecode]" + data[at:]
+    pick = at % len(streams)
+    out, last = [], 0
+    for i, m in enumerate(streams):
+        if bomb and i != pick:
+            continue
+        head = data[last:m.start()]
+        dict_start = head.rfind(b"<<")
+        body = _zero_bomb() if bomb else zlib.compress(zlib.compress(m.group(1)))
+        if dict_start >= 0:
+            d = re.sub(rb"/Filter\s*(\[[^\]]*\]|/\w+)", b"", head[dict_start:])
+            d = re.sub(rb"/Length\s+\d+(\s+\d+\s+R)?", b"/Length %d" % len(body), d)
+            d = d.replace(b">>", b" /Filter [/FlateDecode /FlateDecode] >>", 1)
+            head = head[:dict_start] + d
+        out += [head, b"stream\n", body, b"\nendstream"]
+        last = m.end()
+    return b"".join(out) + data[last:]
+
+
+def _hostile(data: bytes, op: tuple) -> bytes:
+    """Apply one of the :data:`HOSTILE_KINDS`."""
+    kind, pos, arg = op
+    at = pos % (len(data) + 1)
+    if kind == "bigint":
+        runs = list(_DIGITS.finditer(data))
+        big = b"9" * arg
+        if not runs:
+            return data[:at] + big + data[at:]
+        m = runs[pos % len(runs)]
+        return data[:m.start()] + big + data[m.end():]
+    if kind == "nest10k":
+        opening, closing = {"(": (b"(", b")"), "[": (b"[", b"]"), "{": (b'{"a":', b"}")}[arg]
+        return data[:at] + opening * 10_000 + (b"1" if arg == "{" else b"") + closing * 10_000 + data[at:]
+    if kind == "token":
+        return data[:at] + b"x" * arg + data[at:]
+    if kind == "longline":
+        if arg == 0:
+            return data.replace(b"\r\n", b" ").replace(b"\n", b" ")
+        words = b"Patients were randomised by computer and assessors were blinded. "
+        return data[:at] + words * (arg * (1 << 20) // len(words)) + data[at:]
+    if kind == "repeat":
+        if arg:
+            return data[:at] + _MEDICATION_LINE * 10_000 + data[at:]
+        lines = data.splitlines(keepends=True) or [b"\n"]
+        i = pos % len(lines)
+        line = lines[i] if lines[i].endswith(b"\n") else lines[i] + b"\n"
+        return b"".join(lines[:i]) + line * 10_000 + b"".join(lines[i + 1:])
+    if kind == "pdffilter":
+        return _chain_filters(data, at, arg)
+    raise ValueError(f"unknown mutation kind {kind!r}")
+
+
 def apply(data: bytes, ops: list[tuple]) -> bytes:
     """``data`` with the mutation ``ops`` applied in order (positions wrap around)."""
     for op in ops:
         n = len(data)
         kind = op[0]
+        if kind in HOSTILE_KINDS:
+            data = _hostile(data, op)
+            continue
         if kind == "reencode":
             text = data.decode("utf-8", "replace")
             data = text.encode(op[1], "replace")
@@ -428,10 +547,13 @@ def apply(data: bytes, ops: list[tuple]) -> bytes:
 
 
 @st.composite
-def mutants(draw: st.DrawFn, seed: dict[str, bytes]) -> tuple[str, list[tuple]]:
-    """(file name, mutation ops): which seed file to mutate and how."""
+def mutants(draw: st.DrawFn, seed: dict[str, bytes], hostile: bool = True) -> tuple[str, list[tuple]]:
+    """(file name, mutation ops): which seed file to mutate and how; ``hostile=False``
+    leaves out the :data:`HOSTILE_KINDS` (megabyte inputs: the bench's, not the default
+    suite's)."""
     name = draw(st.sampled_from(sorted(seed)))
-    ops = draw(st.lists(_op(), min_size=1, max_size=4))
+    op = _op() if hostile else _op().filter(lambda o: o[0] not in HOSTILE_KINDS)
+    ops = draw(st.lists(op, min_size=1, max_size=4))
     return name, ops
 
 
@@ -477,14 +599,16 @@ def error_problem(exc: ClinexError, folder: Path) -> str | None:
     return None
 
 
-def run_mutant(reader: Reader, files: dict[str, bytes], *, time_limit: float = TIME_LIMIT_S) -> Outcome:
-    """Write ``files`` to a fresh folder, run ``reader`` on it and classify the outcome."""
+def run_mutant(reader: Reader, files: dict[str, bytes], *, base_limit: float = TIME_LIMIT_S) -> Outcome:
+    """Write ``files`` to a fresh folder, run ``reader`` on it and classify the outcome
+    (a hang: past :func:`time_limit` of the files with ``base_limit``)."""
+    limit = time_limit(files, base_limit)
     with tempfile.TemporaryDirectory(prefix=f"clinex-fuzz-{reader.name}-") as tmp:
         folder = Path(tmp)
         for name, data in files.items():
             (folder / name).write_bytes(data)
         old = signal.signal(signal.SIGALRM, _alarm)
-        signal.setitimer(signal.ITIMER_REAL, time_limit)
+        signal.setitimer(signal.ITIMER_REAL, limit)
         t0 = time.perf_counter()
         try:
             reader.read(folder)
@@ -502,7 +626,7 @@ def run_mutant(reader: Reader, files: dict[str, bytes], *, time_limit: float = T
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
         seconds = time.perf_counter() - t0
-    if kind != "hang" and seconds > time_limit:  # C code the alarm could not interrupt
+    if kind != "hang" and seconds > limit:  # C code the alarm could not interrupt
         kind = "hang"
     return Outcome(kind, seconds, err, problem)
 

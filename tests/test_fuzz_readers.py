@@ -52,8 +52,31 @@ def test_seed_is_read(name: str) -> None:
 @given(data=st.data())
 def test_mutant_gives_result_or_clinex_error(name: str, data: st.DataObject) -> None:
     seed = _seed(name)
-    mutant = data.draw(mutants(seed), label="mutant")
+    mutant = data.draw(mutants(seed, hostile=False), label="mutant")
     _verdict(name, mutate(seed, mutant), describe(mutant))
+
+
+# the hostile sizes of issue 21, one fixed mutant each on readers where they are cheap;
+# bench/fuzz.py draws them at random for every reader
+@pytest.mark.parametrize(("name", "file", "op", "kind", "start"), [
+    ("jsonl", "t.jsonl", ("bigint", 0, 5000), "result", None),  # line 1's id: skipped, others kept
+    ("phee_json", "s.json", ("bigint", 4, 5000), "clinex",
+     "[CLX002] {}/s.json:1: field 'annotations[0].events[0].Trigger.start[0][0]': integer of 5000 digits"),
+    ("brat", "s1.ann", ("bigint", 2, 5000), "clinex", "[CLX004] {}/s1.ann:1: offset of 5000 digits"),
+    ("tagtog", "d1.ann.json", ("bigint", 0, 5000), "result", None),
+    ("jsonl", "t.jsonl", ("nest10k", 0, "["), "clinex", "[CLX002] {}/t.jsonl:1: JSON nested too deeply"),
+    ("phee_json", "s.json", ("nest10k", 0, "{"), "clinex", "[CLX002] {}/s.json:1: JSON nested too deeply"),
+    ("jsonl", "t.jsonl", ("token", 30, 1_000_000), "result", None),
+    ("n2c2_xml", "001.xml", ("token", 200, 1_000_000), "result", None),
+    ("notes_folder", "b.txt", ("repeat", 1, False), "result", None),
+    ("n2c2_xml", "001.xml", ("repeat", 200, True), "result", None),
+])
+def test_hostile_sizes(name: str, file: str, op: tuple, kind: str, start: str | None) -> None:
+    files = mutate(READERS[name].seed(), (file, [op]))
+    out = run_mutant(READERS[name], files)
+    assert out.kind == kind, (out.kind, out.error)
+    if start is not None:
+        assert str(out.error).startswith(start.format(out.error.path.rsplit("/", 1)[0])), str(out.error)[:300]
 
 
 # --------------------------------------------------------------------------- found by fuzzing

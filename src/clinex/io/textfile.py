@@ -4,6 +4,7 @@ JSON lines decoded line by line so that one bad line can be reported and skipped
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -246,24 +247,29 @@ class _LongInt:
         self.digits = digits
 
 
-class _IntGuard:
-    """``parse_int`` of :func:`json.loads`: converts integers of at most
-    :data:`MAX_INT_DIGITS` digits, and notes longer ones instead of raising."""
+_LOCAL = threading.local()  # per thread: the decoder and whether it met an over-long integer
 
-    __slots__ = ("seen",)
 
-    def __init__(self) -> None:
-        self.seen = False
+def _guarded_int(digits: str) -> int | _LongInt:
+    """``parse_int`` of the decoder: converts integers of at most :data:`MAX_INT_DIGITS`
+    digits, and notes longer ones (``_LOCAL.seen``) instead of raising ``ValueError``."""
+    n = len(digits) - digits.startswith("-")
+    if n <= MAX_INT_DIGITS:
+        try:
+            return int(digits)
+        except ValueError:  # an interpreter with a lower int_max_str_digits
+            pass
+    _LOCAL.seen = True
+    return _LongInt(n)
 
-    def __call__(self, digits: str) -> int | _LongInt:
-        n = len(digits) - digits.startswith("-")
-        if n <= MAX_INT_DIGITS:
-            try:
-                return int(digits)
-            except ValueError:  # an interpreter with a lower int_max_str_digits
-                pass
-        self.seen = True
-        return _LongInt(n)
+
+def _decoder() -> json.JSONDecoder:
+    """This thread's decoder (built once: building one per line costs more than decoding
+    a short line)."""
+    dec = getattr(_LOCAL, "decoder", None)
+    if dec is None:
+        dec = _LOCAL.decoder = json.JSONDecoder(parse_int=_guarded_int)
+    return dec
 
 
 def _long_int_field(obj: Any) -> tuple[str, int]:
@@ -325,14 +331,14 @@ def parse_json(text: str, *, path: str | Path | None = None, line: int | None = 
     ...
     clinex.errors.FormatError: [CLX002] in.json:3: field 'start[0][0]': integer of 5000 digits; at most 4300 are read
     """
-    guard = _IntGuard()
+    _LOCAL.seen = False
     try:
-        obj = json.loads(text, parse_int=guard)
+        obj = _decoder().decode(text)
     except json.JSONDecodeError as exc:
         raise FormatError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=path, line=line) from None
     except RecursionError:
         raise FormatError("JSON nested too deeply", path=path, line=line) from None
-    if guard.seen:
+    if _LOCAL.seen:
         where, digits = _long_int_field(obj)
         raise FormatError(
             f"integer of {digits} digits; at most {MAX_INT_DIGITS} are read", path=path, line=line, field=where
