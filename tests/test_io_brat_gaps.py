@@ -129,3 +129,22 @@ def test_offsets_that_fit_no_unit_are_refused_at_the_first_bad_line(tmp_path: Pa
         read_brat(_pair(tmp_path, _uann(mixed), UTEXT))
     assert str(info.value) == (f"[CLX004] {tmp_path / 's1.ann'}:1: annotation text does not match "
                                "the text at offsets 4 10")
+
+
+def test_combination_trigger_without_event_line_joins_the_only_event(tmp_path: Path) -> None:
+    text = "Rash after aspirin and warfarin."
+    ann = ("T1\tEffect 0 4\tRash\nT2\tAdverse_event 5 10\tafter\nT3\tTreatment 11 31\taspirin and warfarin\n"
+           "T4\tDrug 11 18\taspirin\nT5\tDrug 23 31\twarfarin\nT6\tCombination 19 22\tand\n")
+    warnings: list[str] = []
+    item = read_brat(_pair(tmp_path, ann, text), on_warning=warnings.append)
+    assert warnings == []
+    (ev,) = item.events
+    assert [(a.role, a.span.text) for a in ev.arguments] == [("Effect", "Rash"), ("Treatment", "aspirin and warfarin")]
+    assert [a.span.text for a in ev.sub_arguments["Treatment"]] == ["aspirin", "warfarin"]
+    # the file names no drug of the combination: none is made up
+    assert [(c.trigger.offsets(), c.trigger_id, c.event_id, c.drugs) for c in ev.combinations] == [
+        ([(19, 22)], "T6", None, ())]
+    txt, _ = write_brat(item, tmp_path / "out")
+    assert (tmp_path / "out" / "s1.ann").read_text(encoding="utf-8").endswith(
+        "E2\tCombination:T6\nR3\thas_child Arg1:E1 Arg2:E2\n")
+    assert read_brat(txt).events[0].combinations[0].trigger_id == "T6"

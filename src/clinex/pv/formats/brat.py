@@ -399,7 +399,8 @@ def _overlaps(sub: Span, main: Span) -> bool:
 def _link(ann: _Ann, warn: Callable[[str], None]) -> list[Event]:
     path = ann.path
     ents, events = ann.ents, ann.events
-    argless = [e.id for e in events.values() if not e.args]
+    # a Combination trigger without an E line (no drugs listed) is not a candidate
+    argless = [e.id for e in events.values() if not e.args and (e.listed or e.type != COMBINATION)]
     default = argless[0] if len(argless) == 1 else None
 
     sub_to_main: dict[str, str] = {}
