@@ -20,6 +20,8 @@ __all__ = [
     "MAX_PDF_PAGE_CONTENT_BYTES",
     "MAX_PDF_INFLATED_BYTES",
     "MAX_PDF_FILTERS",
+    "MAX_REPORT_FILE_BYTES",
+    "MAX_REPORT_CHARS",
 ]
 
 MIB = 1024 * 1024
@@ -53,3 +55,23 @@ MAX_PDF_INFLATED_BYTES = 128 * MIB
 #: output (:mod:`clinex.io.pdf_filters`) takes about half a MiB a stage.
 #: Checked while the streams are counted, before PDFium parses a page.
 MAX_PDF_FILTERS = 16
+
+#: Characters of one trial report's text, whatever its format (PDF, text, JATS XML,
+#: tagtog HTML). A long trial publication is about 100-300 KB of text (the
+#: CONSORT items, tables and references of a large trial); 1,000,000 characters
+#: leaves room for three to ten of them, or a report with its appendices. The RoB
+#: 2 assessment is linear in the text but costs about a minute per million
+#: characters (the ConText scope of each cue and the reasoning facts of each
+#: sentence; measured with ``clinex rob assess`` on a 1 MB text: 57 s, 163 MB peak
+#: RSS, on a shared 2-core machine), so this bounds one report to about a minute
+#: and well under 1 GB. Checked by :func:`clinex.rob.formats.load.load_document`
+#: right after reading, before sections, sentences and the assessment.
+MAX_REPORT_CHARS = 1_000_000
+
+#: Bytes of one trial report's text, XML or HTML file, checked (from the file's
+#: size) before it is read at all. Text takes at most 4 bytes a character in UTF-8,
+#: so a text file over 4 x :data:`MAX_REPORT_CHARS` bytes always has too many
+#: characters; JATS XML holds its markup too (a PMC article is 2-3 times its
+#: text). Reading a 50 MB JATS file took 23 s before it was refused; at this size
+#: the parse takes under 4 s. PDFs are bounded by the ``MAX_PDF_*`` limits instead.
+MAX_REPORT_FILE_BYTES = 8 * MIB

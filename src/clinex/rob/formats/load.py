@@ -53,7 +53,11 @@ def load_document(path: str | Path, *, sentences: bool = True, sections: bool = 
     InputError
         No such file, a folder, or an unsupported suffix.
     FormatError
-        A 0-byte file, or a file that does not follow its format (named by the readers).
+        A 0-byte file, or a file that does not follow its format (named by the
+        readers); a text, XML or HTML file over
+        :data:`~clinex.io.limits.MAX_REPORT_FILE_BYTES` (checked before reading) or
+        a text of more than :data:`~clinex.io.limits.MAX_REPORT_CHARS` characters
+        (checked after reading, before sections and sentences).
     EncodingError
         Binary data where text was expected.
     """
@@ -68,8 +72,15 @@ def load_document(path: str | Path, *, sentences: bool = True, sections: bool = 
             f"unsupported file type {p.suffix or '(none)'!r}; expected one of {', '.join(SUFFIXES)}",
             path=p,
         )
-    if p.stat().st_size == 0:
+    size = p.stat().st_size
+    if size == 0:
         raise FormatError("empty file (0 bytes)", path=p)
+    from clinex.io import limits
+
+    if suffix != ".pdf" and size > limits.MAX_REPORT_FILE_BYTES:
+        raise FormatError(
+            f"file of {size:,} bytes, more than MAX_REPORT_FILE_BYTES = {limits.MAX_REPORT_FILE_BYTES:,} "
+            f"(clinex.io.limits): a trial report is 100-300 KB of text; split the file", path=p)
     if suffix == ".pdf":
         from clinex.io.pdf import read_pdf
 
@@ -87,4 +98,9 @@ def load_document(path: str | Path, *, sentences: bool = True, sections: bool = 
         from clinex.rob.formats.tagtog import read_tagtog_document
 
         doc = read_tagtog_document(p, sentences=False, sections=False)
+    if len(doc.text) > limits.MAX_REPORT_CHARS:
+        raise FormatError(
+            f"text of {len(doc.text):,} characters, more than MAX_REPORT_CHARS = "
+            f"{limits.MAX_REPORT_CHARS:,} (clinex.io.limits): a trial report is 100-300 KB of text; "
+            "split the file", path=p)
     return add_structure(doc, sentences=sentences, sections=sections)
