@@ -175,9 +175,7 @@ class _LZW(_Stage):
                 out += entry
                 self.prev = entry
                 n = len(table) + self.early
-                if n >= 4096:
-                    self.width = 12
-                elif n >= 2048:
+                if n >= 2048:
                     self.width = 12
                 elif n >= 1024:
                     self.width = 11
