@@ -33,6 +33,12 @@ def test_integers_up_to_the_limit_are_read_and_longer_ones_name_the_field() -> N
     assert str(info.value) == "[CLX002] field '$': integer of 5000 digits; at most 4300 are read"
 
 
+def test_a_whole_file_syntax_error_names_its_own_line() -> None:
+    with pytest.raises(FormatError) as info:
+        parse_json('{\n  "a": 1,\n  "b": ,\n}', path="ann.json")
+    assert str(info.value) == "[CLX002] ann.json:3: not valid JSON: Expecting value (column 8)"
+
+
 def test_json_lines_decoder_reports_the_line_and_goes_on() -> None:
     data = ('{"id": 1}\n{"id": "x", "meta": {"k": ' + BIG + '}}\n{"id": 3}\n').encode()
     got = list(iter_json_lines(data, path="t.jsonl"))

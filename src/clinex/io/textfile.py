@@ -307,7 +307,8 @@ def parse_json(text: str, *, path: str | Path | None = None, line: int | None = 
     path : str or Path, optional
         Names the source in messages.
     line : int, optional
-        1-based line number, for messages.
+        The 1-based line ``text`` is in its file (a JSON line), for messages; None: ``text``
+        is a whole file, and a syntax error names its own line.
 
     Returns
     -------
@@ -335,7 +336,8 @@ def parse_json(text: str, *, path: str | Path | None = None, line: int | None = 
     try:
         obj = _decoder().decode(text)
     except json.JSONDecodeError as exc:
-        raise FormatError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=path, line=line) from None
+        where = line if line is not None else exc.lineno
+        raise FormatError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=path, line=where) from None
     except RecursionError:
         raise FormatError("JSON nested too deeply", path=path, line=line) from None
     if _LOCAL.seen:

@@ -238,6 +238,10 @@ def _load_json(path: Path) -> Any:
         raise FormatError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
     except RecursionError:
         raise FormatError("JSON nested too deeply", path=path) from None
+    except ValueError:  # an integer past Python's 4,300 digits: the decoder that names its field
+        from clinex.io.textfile import parse_json
+
+        return parse_json(raw, path=path)
 
 
 def _legend_for(ann_path: Path, legend: dict[str, str] | str | Path | None) -> dict[str, str]:
