@@ -119,7 +119,7 @@ def test_pv_view_highlights_events_in_place(page, server: str) -> None:  # noqa:
     pg.goto(server + "/#pv")
     pg.click("#pv-upload")  # no file chosen: a message, not silence
     assert pg.inner_text("#pv-error") == "Choose a .txt or JSON-lines file first."
-    pg.wait_for_function("document.querySelector('#pv-model').options.length > 1")
+    pg.wait_for_function("() => document.querySelector('#pv-model').options.length > 1")
     pg.select_option("#pv-model", "crf")
     pg.fill("#pv-text", PV_TEXT)
     pg.click("#pv-run")
@@ -190,7 +190,7 @@ def test_pv_view_jsonl_upload_and_errors(page, server: str, tmp_path: Path) -> N
     src.write_text('{"id": "a", "text": "Rash after penicillin."}\n'
                    '{"id": "b", "context": "Nausea developed after metformin."}\n', "utf-8")
     pg.goto(server + "/#pv")
-    pg.wait_for_function("document.querySelector('#pv-model').options.length > 1")
+    pg.wait_for_function("() => document.querySelector('#pv-model').options.length > 1")
     pg.select_option("#pv-model", "crf")
     pg.set_input_files("#pv-file", str(src))
     pg.click("#pv-upload")
@@ -222,7 +222,7 @@ def test_pv_view_offsets_after_an_emoji(page, server: str) -> None:  # noqa: ANN
     cover exactly its text."""
     pg = page
     pg.goto(server + "/#pv")
-    pg.wait_for_function("document.querySelector('#pv-model').options.length > 1")
+    pg.wait_for_function("() => document.querySelector('#pv-model').options.length > 1")
     pg.select_option("#pv-model", "crf")
     pg.fill("#pv-text", EMOJI_TEXT)
     pg.click("#pv-run")
@@ -287,7 +287,7 @@ def test_rob_view_reports_plot_and_downloads(page, server: str, tmp_path: Path) 
     assert pg.inner_text("#rob-error") == "Choose one or more trial reports (PDF, text or JATS XML) first."
     pg.set_input_files("#rob-files", [str(pdf), str(txt), str(fake)])
     pg.click("#rob-run")
-    pg.wait_for_function("document.querySelector('#rob-plot').naturalWidth > 0")
+    pg.wait_for_function("() => document.querySelector('#rob-plot').naturalWidth > 0")
 
     # the bad file is named in the page, the two others are assessed
     assert pg.inner_text("#rob-error") == "fake.pdf: [CLX002] fake.pdf: not a PDF file (it does not start with %PDF)"
@@ -448,7 +448,7 @@ def test_cohort_view_xml_with_criterion_file(page, server: str, tmp_path: Path) 
     other.write_bytes((DATA / "cohort" / "t04_labs.xml").read_bytes())
     pg.set_input_files("#cohort-files", [str(DATA / "cohort" / "t04_labs.xml"), str(other)])
     pg.click("#cohort-run")
-    pg.wait_for_function("document.querySelector('#cohort-error').textContent.includes('t05.xml')")
+    pg.wait_for_function("() => document.querySelector('#cohort-error').textContent.includes('t05.xml')")
     assert pg.inner_text("#cohort-error") == (
         "[CLX001] field 'files': 2 XML files given (t04_labs.xml, t05.xml): choose one n2c2 XML file (one patient)")
 
@@ -519,24 +519,24 @@ def test_upload_limit_is_shown_in_the_page(browser, tmp_path_factory: pytest.Tem
         big = tmp_path_factory.mktemp("big") / "big.txt"
         big.write_text("Rash after penicillin. " * 500, "utf-8")  # 11,500 bytes
         pg.goto(base + "/#pv")
-        pg.wait_for_function("document.querySelector('#pv-model').options.length > 1")
+        pg.wait_for_function("() => document.querySelector('#pv-model').options.length > 1")
         pg.set_input_files("#pv-file", str(big))
         pg.click("#pv-upload")
         assert pg.inner_text("#pv-error") == (
             "big.txt is 11500 bytes, larger than this server's upload limit of 4096 bytes (CLINEX_WEB_MAX_UPLOAD).")
         pg.fill("#pv-text", "Rash after penicillin. " * 200)
         pg.click("#pv-run")
-        pg.wait_for_function("document.querySelector('#pv-error').textContent.includes('larger than')")
+        pg.wait_for_function("() => document.querySelector('#pv-error').textContent.includes('larger than')")
         assert pg.inner_text("#pv-error") == "[CLX001] field 'body': request body larger than 4096 bytes"
         _shot(pg, "pv_upload_limit")
         # RoB: the file over the limit is an error row, the others are still assessed
         good = big.with_name("small.txt")
         good.write_text(TRIAL_TXT, "utf-8")
         pg.goto(base + "/#rob")
-        pg.wait_for_function("document.querySelector('#rob-model').options.length > 1")
+        pg.wait_for_function("() => document.querySelector('#rob-model').options.length > 1")
         pg.set_input_files("#rob-files", [str(big), str(good)])
         pg.click("#rob-run")
-        pg.wait_for_function("document.querySelector('#rob-plot').naturalWidth > 0")
+        pg.wait_for_function("() => document.querySelector('#rob-plot').naturalWidth > 0")
         limit = "the file is 11500 bytes, larger than this server's upload limit of 4096 bytes (CLINEX_WEB_MAX_UPLOAD)."
         assert pg.inner_text("#rob-error") == "big.txt: " + limit
         assert [r.locator("td").nth(1).inner_text() for r in pg.locator("#rob-summary tr[data-trial]").all()] == [

@@ -508,3 +508,13 @@ def test_50_clients_mixing_pdf_text_and_xml_uploads_for_60_s(tmp_path: Path) -> 
             total[k] = total.get(k, 0) + v
     print(f"50 mixed clients for 60 s: {total}")
     assert set(total) == {"200"}
+
+
+def test_clinex_serve_refuses_a_bad_setting_with_a_clinex_error() -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", "from clinex.cli import main; main()", "serve", "--port", "1",
+                           "--header-timeout", "0"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "[CLX001] field 'CLINEX_WEB_HEADER_TIMEOUT': must be at least 1, got 0"

@@ -112,6 +112,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 from clinex import __version__
 from clinex.errors import ClinexError, FormatError, InputError, ModelError, SchemaError
@@ -754,6 +755,12 @@ def create_app(
     @app.exception_handler(ClinexError)
     async def _clinex_error(_: Request, exc: ClinexError) -> JSONResponse:
         return _error(422, exc.code, str(exc), exc.field)
+
+    @app.exception_handler(ClientDisconnect)
+    async def _gone(_: Request, __: ClientDisconnect) -> JSONResponse:
+        # the client closed its connection mid-body: nobody reads this answer, nothing to log
+        return _error(400, "CLX001", str(InputError("the client closed the connection before the body was complete",
+                                                    field="body")), "body")
 
     @app.exception_handler(TimedOut)
     async def _timed_out(_: Request, exc: TimedOut) -> JSONResponse:
