@@ -122,15 +122,17 @@ def assess_cmd(
                 result = assess(
                     document, evidence_model, multiple_some_concerns_high=multiple_some_concerns_high
                 )
-            except Exception as exc:
-                skipped(path, exc)
-            else:
-                # an output the OS refuses to write (full disk, read-only folder) stops the run with
-                # [CLX001] naming the file and the reason: it is not this trial's fault; files already
-                # written are whole (clinex.io.atomic) and a half-written one is never left
                 written = [write_json(result, json_path)]
                 if html:
                     written.append(write_html(result, document, html_path))
+            except Exception as exc:
+                if isinstance(exc, InputError) and exc.path in (str(json_path), str(html_path)):
+                    # an output the OS refuses to write (full disk, read-only folder) stops the run with
+                    # [CLX001] naming the file and the reason: it is not this trial's fault; files
+                    # already written are whole (clinex.io.atomic), a half-written one is never left
+                    raise
+                skipped(path, exc)
+            else:
                 done.append((result, written, label))
             progress.advance()
     if not done:
