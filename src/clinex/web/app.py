@@ -65,8 +65,17 @@ Safety and reliability
 - ``clinex serve`` binds 127.0.0.1 unless told otherwise.
 - The task endpoints run their CPU work in a bounded pool of worker threads
   (``workers``), never on the event loop, so ``/api/health`` and the page stay quick.
-  At most ``workers + queue`` task requests are admitted at once; one more gets HTTP 503
-  with ``Retry-After`` before its body is read.
+  At most ``workers + queue`` task requests are admitted at once, and at most
+  ``per_client`` from one peer address; one more gets HTTP 503 (429 for the per-client
+  cap) with ``Retry-After`` before its body is read (:mod:`clinex.web.guard`).
+- Slow clients cannot hold the server: a request body has ``body_timeout`` seconds plus
+  one per ``body_min_rate`` bytes (408 past it, its slot released), and ``clinex serve``
+  closes a connection that has not sent its headers within ``header_timeout`` seconds
+  (:mod:`clinex.web.server`).
+- The ``Host`` header must name this server (400), cross-site ``POST`` requests are
+  refused (403; a form's body type not sent by the app's own page: 415), and every answer
+  carries Content-Security-Policy, X-Frame-Options, nosniff and Referrer-Policy headers
+  (:mod:`clinex.web.security`).
 - Every task request has ``timeout`` seconds of work; past it the answer is 504 (the
   worker thread cannot be interrupted: it finishes in the background and its result is
   dropped).
@@ -83,13 +92,17 @@ Safety and reliability
   never the server's temporary path), a bad request 422 (``field`` names the parameter;
   a JSON body that is not a JSON object at all, e.g. not JSON, is ``field`` ``body`` and
   the message shows the object expected, ``{"text": "..."}``),
-  an unknown path 404, a wrong method 405, a too-large body 413, a full queue 503, a
-  request past its time limit 504, and an unexpected error 500 with a generic message
+  an unknown path 404, a wrong method 405, a too-large body 413, a body or headers too
+  slow 408, a bad ``Host`` 400, a cross-site request 403 or 415, this client's cap 429,
+  a full queue 503, a request past its time limit 504, and an unexpected error 500 with a generic message
   (the traceback goes to the server log only).
 
 The limits come from :func:`create_app`'s arguments, else from the environment
 (``CLINEX_WEB_MAX_UPLOAD`` bytes, ``CLINEX_WEB_WORKERS``, ``CLINEX_WEB_QUEUE``,
-``CLINEX_WEB_TIMEOUT`` seconds), so ``clinex serve`` can be tuned without code.
+``CLINEX_WEB_TIMEOUT`` seconds, ``CLINEX_WEB_PER_CLIENT``, ``CLINEX_WEB_BODY_TIMEOUT``
+seconds, ``CLINEX_WEB_BODY_MIN_RATE`` bytes/s, ``CLINEX_WEB_ALLOWED_HOSTS``; and
+``CLINEX_WEB_HEADER_TIMEOUT`` seconds for ``clinex serve``), so ``clinex serve`` can be
+tuned without code; docs/batch-and-web.md ("Web limits and errors") lists them.
 """
 
 from __future__ import annotations
