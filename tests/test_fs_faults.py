@@ -137,6 +137,32 @@ def test_batch_full_disk_at_the_merge_keeps_every_part(tmp_path: Path, monkeypat
     assert (again.n_parts, again.n_parts_skipped, again.n_rows) == (2, 2, 3)
 
 
+def test_batch_full_disk_with_two_workers_keeps_the_other_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With several workers the refused write comes back from its worker as one clean
+    CLX001 (no worker traceback in the message) after the wave; the wave's other parts stay."""
+    src = _records(tmp_path, 4)
+    out = tmp_path / "run"
+    _disk_full_at(monkeypatch, ".part-00000.parquet.")
+    with pytest.raises(InputError) as err:
+        run_batch("pv", [src], out, partition_size=1, workers=2, scheduler="threads", model="crf")
+    assert str(err.value) == (
+        f"[CLX001] {out / 'parts' / 'part-00000.parquet'}: cannot write the output file ({ENOSPC}){RESUME_HINT}")
+    assert (out / "parts" / "part-00001.parquet").is_file() and not (out / "parts" / "part-00002.parquet").exists()
+    monkeypatch.undo()
+    again = run_batch("pv", [src], out, partition_size=1, workers=2, scheduler="threads", model="crf")
+    assert (again.n_parts_skipped, again.n_rows) == (1, 4) and _leftovers(out) == []
+
+
+def test_a_run_stopped_before_its_first_part_starts_afresh(tmp_path: Path) -> None:
+    src = _records(tmp_path, 1)
+    out = tmp_path / "run"
+    (out / "parts").mkdir(parents=True)  # what an older clinex left when the manifest write failed
+    summary = run_batch("pv", [src], out, model="crf")
+    assert (summary.notes, summary.n_rows) == ([], 1)
+
+
 def test_batch_read_only_output(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     src = _records(tmp_path, 1)
     mount = tmp_path / "ro"

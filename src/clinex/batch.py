@@ -608,7 +608,8 @@ def _open_run(out: Path, fingerprint: str, model_record: dict[str, str], force: 
     parts = sorted((out / "parts").glob("part-*.parquet")) if (out / "parts").is_dir() else []
     sides = [_read_sidecar(p) for p in parts]
     if all(s is not None and s["fingerprint"] == fingerprint for s in sides):
-        return [f"{manifest_path}: {torn}; rebuilt from the {len(parts)} part file(s) of this run on disk"]
+        # no part file yet (a run stopped before its first part): nothing to rebuild, a fresh start
+        return [f"{manifest_path}: {torn}; rebuilt from the {len(parts)} part file(s) of this run on disk"] if parts else []
     raise InputError(
         f"the batch run's manifest {torn}, and the part files in {out / 'parts'} cannot be matched to this "
         "command's inputs; start again with --force (removes that run's files), or pass another --output",
