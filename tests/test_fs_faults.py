@@ -233,6 +233,22 @@ def test_a_torn_manifest_whose_parts_are_not_this_runs_needs_force(cli, tmp_path
     assert _rows(out) == rows and (out / "notes.txt").read_text("utf-8") == "mine"
 
 
+def test_a_torn_manifest_is_not_rebuilt_for_another_model(tmp_path: Path) -> None:
+    """The parts' stamp holds the model too: the same inputs with the CRF named as a folder
+    (another model record) cannot adopt parts made with the registry's crf."""
+    import clinex
+
+    src = _records(tmp_path, 1)
+    out = tmp_path / "run"
+    run_batch("pv", [src], out, model="crf")
+    (out / "manifest.json").write_bytes(b"")
+    folder = Path(clinex.__file__).parent / "resources" / "models" / "pv_crf"
+    with pytest.raises(InputError, match=r"manifest\.json: the batch run's manifest is empty \(0 bytes\), and the "
+                                         r"part files in .* cannot be matched"):
+        run_batch("pv", [src], out, model=str(folder))
+    assert run_batch("pv", [src], out, model="crf").n_parts_skipped == 1
+
+
 # --------------------------------------------------------------------------- the writing verbs
 
 

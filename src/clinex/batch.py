@@ -11,10 +11,10 @@ the settings, the counts and every item that failed (also in ``errors.jsonl``).
 Every file of a run is written through :mod:`clinex.io.atomic` (temporary file, fsync,
 rename): a full disk, a read-only folder or a kill leaves whole files or none. A
 partition's sidecar ``part-NNNNN.errors.json`` (written before its part file) holds its
-row count, item errors and the run's fingerprint; on a resume a part file that DuckDB
-cannot read or whose row count differs is run again, and a torn or empty
-``manifest.json`` is rebuilt when every sidecar carries this run's fingerprint
-(otherwise the error names it and says to start again with ``force``).
+row count, item errors and a stamp of the run (fingerprint and model); on a resume a part
+file that DuckDB cannot read or whose row count differs is run again, and a torn or empty
+``manifest.json`` is rebuilt when every sidecar carries this run's stamp (otherwise the
+error names it and says to start again with ``force``).
 
 One bad item (an unreadable file, a malformed JSON line, an input the task rejects)
 is reported in the manifest and skipped; it never stops the other items.
@@ -410,7 +410,8 @@ def _cached(key: str, make: Callable[[], Any]) -> Any:
 # --------------------------------------------------------------------------- engine
 
 
-RESUME_HINT = "; the finished parts are kept: run the same command again to resume once the disk has room or the folder is writable"
+RESUME_HINT = ("; the finished parts are kept: run the same command again to resume once the disk has room "
+               "or the folder is writable")
 """Added to the error of a write that the operating system refused during a run."""
 
 _RUN_FILES = ("manifest.json", "results.parquet", "errors.jsonl", "parts")
@@ -483,7 +484,8 @@ def _run_partition(args: tuple[str, int, list[Item], str, dict[str, Any], str]) 
     except InputError as exc:
         # returned, not raised: Dask's process scheduler would add the worker's traceback
         # to the message; the caller raises it once the wave is done
-        return {"index": index, "rows": 0, "errors": [], "write_error": {"message": exc.message, "path": exc.path}}
+        return {"index": index, "rows": 0, "errors": [],
+                "write_error": {"message": exc.message, "path": exc.path}}
     return {"index": index, "rows": len(rows), "errors": side["errors"]}
 
 
@@ -538,13 +540,20 @@ def _done_errors(part: Path, con: Any = None) -> list[ItemError] | None:
     return errors
 
 
+def _part_stamp(fingerprint: str, model_record: dict[str, str]) -> str:
+    """What a part's sidecar records of its run: the run's fingerprint and its model, so that
+    parts rebuilt into a manifest are of the same inputs, settings and model."""
+    key = fingerprint + "|" + json.dumps(model_record, sort_keys=True)
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
 def _open_run(out: Path, fingerprint: str, model_record: dict[str, str], force: bool) -> list[str]:
     """Check the output folder before a run; return notes for the user (a repair made).
 
     A folder that does not exist or is empty starts a new run. One that holds the
     manifest of the same run (same fingerprint and model) is resumed. A torn or empty
     ``manifest.json`` is rebuilt when every part file's sidecar carries this run's
-    fingerprint (or there is no part file yet): those parts are this run's. With
+    fingerprint and model (:func:`_part_stamp`; or there is no part file yet): those parts are this run's. With
     ``force`` a run's own files (:data:`_RUN_FILES`) are removed first; other files are
     never removed. Leftover temporary files of an interrupted write are removed.
 
@@ -607,9 +616,12 @@ def _open_run(out: Path, fingerprint: str, model_record: dict[str, str], force: 
         return []
     parts = sorted((out / "parts").glob("part-*.parquet")) if (out / "parts").is_dir() else []
     sides = [_read_sidecar(p) for p in parts]
-    if all(s is not None and s["fingerprint"] == fingerprint for s in sides):
+    stamp = _part_stamp(fingerprint, model_record)
+    if all(s is not None and s["fingerprint"] == stamp for s in sides):
         # no part file yet (a run stopped before its first part): nothing to rebuild, a fresh start
-        return [f"{manifest_path}: {torn}; rebuilt from the {len(parts)} part file(s) of this run on disk"] if parts else []
+        if not parts:
+            return []
+        return [f"{manifest_path}: {torn}; rebuilt from the {len(parts)} part file(s) of this run on disk"]
     raise InputError(
         f"the batch run's manifest {torn}, and the part files in {out / 'parts'} cannot be matched to this "
         "command's inputs; start again with --force (removes that run's files), or pass another --output",
@@ -843,7 +855,7 @@ def run_batch(
                 summary.n_parts_skipped += 1
                 summary.errors.extend(old_errors)
             else:
-                todo.append((task, i, chunk, str(out), options, fingerprint))
+                todo.append((task, i, chunk, str(out), options, _part_stamp(fingerprint, model_record)))
     finally:
         con.close()
     done = summary.n_parts_skipped
@@ -885,7 +897,8 @@ def run_batch(
     try:
         if chunks:
             # this run's parts only: a part file of a longer earlier run never comes in
-            files = ", ".join(f"'{_sql_path(out / 'parts' / f'part-{i:05d}.parquet')}'" for i in range(len(chunks)))
+            files = ", ".join(f"'{_sql_path(out / 'parts' / f'part-{i:05d}.parquet')}'"
+                              for i in range(len(chunks)))
             with atomic_path(results_path, force=True) as tmp:
                 con = duckdb.connect()
                 try:
