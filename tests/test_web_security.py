@@ -352,6 +352,17 @@ def test_a_kept_alive_connection_that_starts_a_slow_head_is_closed(tight: Served
         assert sock.recv(1024) == b""
 
 
+def test_the_rest_of_a_body_no_request_reads_is_cut_off(tight: Served) -> None:
+    # a 404 is answered before the body is read; a client that keeps sending it is closed
+    head = (f"POST /nosuch HTTP/1.1\r\nHost: 127.0.0.1:{tight.port}\r\n"
+            "Content-Type: application/octet-stream\r\nContent-Length: 10000\r\n\r\n").encode()
+    d = Dripper(_connect(tight), head)
+    d.start()
+    d.join(10)
+    assert d.read.startswith(b"HTTP/1.1 404 ")
+    assert d.closed_after is not None and 1.9 < d.closed_after < 4.5, d.closed_after
+
+
 def test_real_server_refuses_a_forged_host_and_cross_site_posts(tight: Served) -> None:
     resp = httpx.get(tight.url + "/api/health", headers={"Host": "rebound.evil.example:80"})
     assert assert_error_shape(resp, 400)["field"] == "Host"
