@@ -327,9 +327,7 @@ def train_cmd(
               "cue_prior": cue_prior}
     with err.status(f"training on {len(data)} documents"):
         model = train_sentence_model(corpus, annotator, params=params, corpus=data)
-    if target.exists():
-        target.unlink()
-    model.save(target)
+    model.save(target, force=True)  # atomic: an earlier model stays until the new one is whole
     pos = ", ".join(f"{q} {n}" for q, n in model.n_positive_.items() if n)
     typer.echo(f"trained {model.name} on {len(data)} documents, {model.n_segments_} segments "
                f"(positive segments per SQ: {pos}); wrote {target}")

@@ -393,13 +393,15 @@ class SentenceEvidenceModel:
         return answers
 
     # -- persistence ------------------------------------------------------------------
-    def save(self, path: str | Path) -> Path:
-        """Write the fitted model with joblib.
+    def save(self, path: str | Path, *, force: bool = False) -> Path:
+        """Write the fitted model with joblib, atomically (:func:`clinex.io.atomic.atomic_path`).
 
         Parameters
         ----------
         path : str or Path
             Target file (conventionally ``*.joblib``); parent folders are created.
+        force : bool, default False
+            Replace an existing file (the old model stays until the new one is whole).
 
         Returns
         -------
@@ -410,7 +412,8 @@ class SentenceEvidenceModel:
         ModelError
             Not fitted.
         InputError
-            ``path`` exists (a user's file is never overwritten).
+            ``path`` exists and ``force`` is False (a user's file is never overwritten), or
+            it cannot be written (the operating system's reason, e.g. a full disk).
 
         Notes
         -----
@@ -423,13 +426,12 @@ class SentenceEvidenceModel:
 
         self._check_fitted()
         p = Path(path)
-        if p.exists():
+        if p.exists() and not force:
             raise InputError("file exists; refusing to overwrite", path=p)
-        p.parent.mkdir(parents=True, exist_ok=True)
         state = {k: v for k, v in self.__dict__.items() if k.endswith("_") and not k.startswith("_")}
         from clinex.io.atomic import atomic_path
 
-        with atomic_path(p) as tmp:
+        with atomic_path(p, force=force) as tmp:
             joblib.dump({"format": FORMAT, "format_version": FORMAT_VERSION,
                          "clinex": __version__, "sklearn": sklearn.__version__,
                          "params": self.get_params(), "state": state}, tmp)
