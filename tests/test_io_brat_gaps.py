@@ -141,10 +141,12 @@ def test_combination_trigger_without_event_line_joins_the_only_event(tmp_path: P
     (ev,) = item.events
     assert [(a.role, a.span.text) for a in ev.arguments] == [("Effect", "Rash"), ("Treatment", "aspirin and warfarin")]
     assert [a.span.text for a in ev.sub_arguments["Treatment"]] == ["aspirin", "warfarin"]
-    # the file names no drug of the combination: none is made up
-    assert [(c.trigger.offsets(), c.trigger_id, c.event_id, c.drugs) for c in ev.combinations] == [
-        ([(19, 22)], "T6", None, ())]
+    # no E line names the combination's drugs: they are the Drugs of the Treatment holding "and"
+    assert [(c.trigger.offsets(), c.trigger_id, c.event_id, [(d.entity_id, d.span.text) for d in c.drugs])
+            for c in ev.combinations] == [([(19, 22)], "T6", None, [("T4", "aspirin"), ("T5", "warfarin")])]
     txt, _ = write_brat(item, tmp_path / "out")
     assert (tmp_path / "out" / "s1.ann").read_text(encoding="utf-8").endswith(
-        "E2\tCombination:T6\nR3\thas_child Arg1:E1 Arg2:E2\n")
-    assert read_brat(txt).events[0].combinations[0].trigger_id == "T6"
+        "E1\tAdverse_event:T2 arg:T1 arg2:T3\nR1\thas Arg1:T3 Arg2:T4\nR2\thas Arg1:T3 Arg2:T5\n"
+        "E2\tCombination:T6 arg:T4 arg2:T5\nR3\thas_child Arg1:E1 Arg2:E2\n")
+    assert read_brat(txt).events[0].combinations == tuple(
+        c.model_copy(update={"event_id": "E2"}) for c in ev.combinations)

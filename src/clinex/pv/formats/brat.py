@@ -376,7 +376,9 @@ def _add_triggers_without_events(ann: _Ann) -> None:
     shows it so; exporters that write text-bound annotations only leave out E lines):
     it becomes an event with no listed argument, keyed by its T id (so that ``R`` and
     ``A`` lines naming the T id reach it), linked by the same rules as an E line that
-    lists no argument. PHEE's own files have none (every trigger has its E line)."""
+    lists no argument; a Combination trigger's drugs are then the Drugs of its event's
+    Treatment that holds the trigger. PHEE's own files have none (every trigger has its
+    E line)."""
     used = {ev.trigger for ev in ann.events.values()} | {a for ev in ann.events.values() for a in ev.args}
     for ent in list(ann.ents.values()):
         if ent.label in _TRIGGER_LABELS and ent.id not in used and ent.id not in ann.events:
@@ -489,11 +491,19 @@ def _link(ann: _Ann, warn: Callable[[str], None]) -> list[Event]:
             child = events.get(cid)
             if child is None or child.type != COMBINATION:
                 raise FormatError(f"has_child links {ev.id} to {cid}, not a Combination event", path=path)
+            drugs = tuple(Argument(role="Drug", span=ents[a].span, entity_id=a) for a in child.args)
+            if not child.listed:
+                # no E line names its drugs: they are the Drugs of the event's Treatment that
+                # holds the trigger ("aspirin and warfarin"), as in every PHEE combination
+                trig = ents[child.trigger].span
+                holders = {a.entity_id for a in arguments if a.role == "Treatment" and _overlaps(trig, a.span)}
+                drugs = tuple(a for a in subs.get("Treatment", ())
+                              if a.role == "Drug" and sub_to_main.get(a.entity_id or "") in holders)
             combos.append(Combination(
                 trigger=ents[child.trigger].span,
                 trigger_id=child.trigger,
                 event_id=cid if child.listed else None,
-                drugs=tuple(Argument(role="Drug", span=ents[a].span, entity_id=a) for a in child.args),
+                drugs=drugs,
             ))
         attributes = []
         for cue_id, eid in cue_to_event.items():
