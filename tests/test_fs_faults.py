@@ -310,6 +310,26 @@ def test_pv_extract_output_on_a_full_disk_and_read_only(cli, tmp_path: Path, mon
         2, f"[CLX001] {tmp_path / 'ro'}: cannot create the output folder ({EROFS})")
 
 
+def test_pv_train_read_only_before_training_and_full_disk_at_save(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_data: Path
+) -> None:
+    train = tmp_path / "train.json"
+    lines = (shared_data / "phee" / "json" / "train.json").read_text(encoding="utf-8").splitlines(keepends=True)
+    train.write_text("".join(lines[:8]), encoding="utf-8")
+    args = ("pv", "train", "--train", train, "--model", "crf", "--max-iterations", "5")
+    _read_only(monkeypatch, tmp_path / "ro")
+    res = cli(*args, "--out", tmp_path / "ro" / "model")
+    assert (res.code, res.stderr.splitlines()[-1]) == (
+        2, f"[CLX001] {tmp_path / 'ro' / 'model'}: cannot create the output folder ({EROFS})")
+    assert "training crf" not in res.stderr  # said before the training, not after it
+    monkeypatch.undo()
+    _disk_full_at(monkeypatch, ".model.json.")
+    res = cli(*args, "--out", tmp_path / "model")
+    assert (res.code, res.stderr.splitlines()[-1]) == (
+        2, f"[CLX001] {tmp_path / 'model' / 'model.json'}: cannot write the output file ({ENOSPC})")
+    assert not (tmp_path / "model").exists()  # the folder this run made is gone: no half-saved model
+
+
 # --------------------------------------------------------------------------- real faults
 
 

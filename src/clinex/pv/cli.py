@@ -385,7 +385,12 @@ def _pv_staging_dir(out: _Path) -> _Path | None:
 
     from clinex.io.modes import default_file_mode
 
-    staging = _Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".training", dir=out.parent))
+    try:
+        staging = _Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".training", dir=out.parent))
+    except OSError as exc:  # a read-only or full file system: said before training, not after
+        from clinex.io.atomic import write_error
+
+        raise write_error(out.parent, exc, folder=True) from None
     mode = default_file_mode()
     os.chmod(staging, mode | ((mode & 0o444) >> 2))  # a folder's usual mode (0o755 under umask 022)
     return staging
@@ -504,18 +509,31 @@ def train_cmd(
     dev_items = read_phee_json(dev) if dev is not None else None
     if dev is not None and not dev_items:
         raise InputError("no dev sentences in the file; leave --dev out to train without one", path=dev)
+    from clinex.io.atomic import write_error
+
+    staging = _pv_staging_dir(out)
+    created = staging is None and not out.exists()
+    if staging is None:
+        try:  # a read-only or full file system is said before training, not after it
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise write_error(out, exc, folder=True) from None
     typer.echo(f"training {kind} on {len(train_items)} sentences from {train}", err=True)
     started = time.time()
-    staging = _pv_staging_dir(out)
     try:
-        model = _pv_train_into(kind, train_items, dev_items, staging or out, params)
-        if dev_items is not None:
-            _pv_score_dev(model, dev_items, staging or out)
+        try:
+            model = _pv_train_into(kind, train_items, dev_items, staging or out, params)
+            if dev_items is not None:
+                _pv_score_dev(model, dev_items, staging or out)
+        except OSError as exc:  # a model file the OS refused (full disk): CLX001 naming it, no traceback
+            raise write_error(exc.filename or (staging or out), exc) from None
     except BaseException:
-        if staging is not None:
-            import shutil
+        import shutil
 
+        if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
+        elif created:  # this run made the folder: no half-saved model is left in it
+            shutil.rmtree(out, ignore_errors=True)
         raise
     if staging is not None:
         _pv_swap_in(staging, out)
