@@ -410,6 +410,8 @@ def _insertion(draw: st.DrawFn) -> bytes:
 #:   chained filter ``/Filter [/FlateDecode /FlateDecode]``, or one replaced by a
 #:   doubly compressed run of 256 MiB of zeros (a decompression bomb).
 HOSTILE_KINDS = ("bigint", "nest10k", "token", "longline", "repeat", "pdffilter")
+#: A mutant file is cut to this size (the issue's bound: inputs of up to 50 MB).
+MAX_MUTANT_BYTES = 50 * (1 << 20)
 
 
 @st.composite
@@ -510,7 +512,8 @@ def _hostile(data: bytes, op: tuple) -> bytes:
         lines = data.splitlines(keepends=True) or [b"\n"]
         i = pos % len(lines)
         line = lines[i] if lines[i].endswith(b"\n") else lines[i] + b"\n"
-        return b"".join(lines[:i]) + line * 10_000 + b"".join(lines[i + 1:])
+        times = max(1, min(10_000, MAX_MUTANT_BYTES // len(line)))
+        return b"".join(lines[:i]) + line * times + b"".join(lines[i + 1:])
     if kind == "pdffilter":
         return _chain_filters(data, at, arg)
     raise ValueError(f"unknown mutation kind {kind!r}")
@@ -522,7 +525,7 @@ def apply(data: bytes, ops: list[tuple]) -> bytes:
         n = len(data)
         kind = op[0]
         if kind in HOSTILE_KINDS:
-            data = _hostile(data, op)
+            data = _hostile(data, op)[:MAX_MUTANT_BYTES]
             continue
         if kind == "reencode":
             text = data.decode("utf-8", "replace")
@@ -608,23 +611,33 @@ def run_mutant(reader: Reader, files: dict[str, bytes], *, base_limit: float = T
         for name, data in files.items():
             (folder / name).write_bytes(data)
         old = signal.signal(signal.SIGALRM, _alarm)
-        signal.setitimer(signal.ITIMER_REAL, limit)
+        # the alarm repeats every 0.25 s: one raised where Python ignores exceptions (a
+        # gc callback) must not let the reader run on unbounded
+        signal.setitimer(signal.ITIMER_REAL, limit, 0.25)
         t0 = time.perf_counter()
         try:
-            reader.read(folder)
-            kind, err, problem = "result", None, None
-        except _Hang as exc:
-            kind, err, problem = "hang", exc, None
-        except ClinexError as exc:
-            problem = error_problem(exc, folder)
-            kind, err = ("clinex" if problem is None else "other"), exc
-        except RecursionError as exc:
-            kind, err, problem = "other", exc, None
-        except Exception as exc:  # noqa: BLE001  (the point: any other exception is a bug)
-            kind, err, problem = "other", exc, None
-        finally:
+            try:
+                reader.read(folder)
+                kind, err = "result", None
+            except _Hang as exc:
+                kind, err = "hang", exc
+            except ClinexError as exc:
+                kind, err = "clinex", exc
+            except RecursionError as exc:
+                kind, err = "other", exc
+            except Exception as exc:  # noqa: BLE001  (the point: any other exception is a bug)
+                kind, err = "other", exc
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except _Hang as exc:  # the alarm fired while an outcome was being taken
             signal.setitimer(signal.ITIMER_REAL, 0)
+            kind, err = "hang", exc
+        finally:
             signal.signal(signal.SIGALRM, old)
+        problem = None
+        if kind == "clinex":
+            problem = error_problem(err, folder)
+            kind = "clinex" if problem is None else "other"
         seconds = time.perf_counter() - t0
     if kind != "hang" and seconds > limit:  # C code the alarm could not interrupt
         kind = "hang"
