@@ -1,5 +1,5 @@
 """Every reader is total: a mutated input gives a result or a ``[CLXnnn]`` error naming
-the file, never another exception, and within :data:`fuzz_harness.TIME_LIMIT_S`.
+the file, never another exception, and within :func:`fuzz_harness.time_limit` (5 s + 1 s per MiB).
 
 Property-based (hypothesis, derandomized: the same mutants on every run). The "ci"
 profile runs 40 mutants per reader; ``CLINEX_FUZZ_PROFILE=long`` runs 2,000 (the
