@@ -344,8 +344,10 @@ _BOUNDARY = re.compile(f"{_PUNCT}|{_BLANK}")
 _BOUNDARY_GLUED = re.compile(f"{_PUNCT}|{_GLUED}|{_BLANK}")
 # "lines": any whitespace holding a line break (decided by the line rule), or end
 # punctuation + exactly one space + a capital or digit.
-_LINES = re.compile(r"\s*\n\s*|(?<=[.!?])[ \t]+(?=[A-Z0-9])")
-_LINES_GLUED = re.compile(r"\s*\n\s*|(?<=[.!?])[ \t]+(?=[A-Z0-9])|" + _GLUED)
+# The line-break alternative starts only where a whitespace run starts ((?<!\s)), where the
+# leftmost match starts anyway: tried inside a long run of spaces, "\s*\n" took quadratic time.
+_LINES = re.compile(r"(?<!\s)\s*\n\s*|(?<=[.!?])[ \t]+(?=[A-Z0-9])")
+_LINES_GLUED = re.compile(r"(?<!\s)\s*\n\s*|(?<=[.!?])[ \t]+(?=[A-Z0-9])|" + _GLUED)
 #: A list item at a line start: ``-`` ``*`` ``•``, ``1.`` ``12)``, ``a.`` ``B) ``.
 _BULLET = re.compile(r"\s*(?:[-*•]|\d{1,2}[.)]|[A-Za-z][.)]\s)")
 # A line ending in one of these continues or already ends a sentence: never a heading.

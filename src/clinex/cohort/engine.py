@@ -33,6 +33,7 @@ import datetime as dt
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from clinex.cohort.criteria import (
@@ -62,7 +63,11 @@ _PAREN = re.compile(r"\([^()]*\)")
 _VOIDING = ("NEGATED_EXISTENCE", "FAMILY", "HYPOTHETICAL", "PLANNED", "POSSIBLE_EXISTENCE", "OTHER_PERSON")
 #: Words that make an undated mention refer back to an already reported event.
 _HISTORY_WORDS = re.compile(r"\b(?:s/p|status post|history of|h/o|hx of|prior|previous|recent|remote|(?<!-)old|since (?:her|his)|after (?:her|his))\b", re.I)
-_CHUNK = 20_000
+#: Longest piece without a blank line given to spaCy (characters). medspaCy's ConText
+#: pairs every target with every modifier of a document, so a piece's cost grows with its
+#: square: a pasted flowsheet or a copied-forward list is cut at a line break (one that
+#: starts a new sentence when there is one) after this many characters.
+_CHUNK = 5_000
 _PIECE = 800
 _WORD = re.compile(r"[a-z0-9]+")
 #: A line that continues the previous sentence: indented prose or lower-case start, not a list item.
@@ -86,18 +91,44 @@ def _refers_back(m: "Mention") -> bool:
 
 def _value_sentence(text: str, rec_start: int, rec_end: int, start: int, end: int) -> tuple[int, int]:
     """The sentence of a lab value ``text[start:end]`` (name to value): its line cut by
-    the one splitter's clinical-note rules (:data:`clinex.text.CLINICAL_NOTE_RULES`), so
+    the cohort pipeline's sentence rules (:func:`clinex.cohort.nlp.note_sentences`), so
     that "HbA1c 8.2% today. He denies chest pain." cites only "HbA1c 8.2% today."; a
-    value that runs over a sentence end keeps the sentences it covers."""
-    from clinex.text import CLINICAL_NOTE_RULES, sentence_offsets
+    value that runs over a sentence end keeps the sentences it covers. Only the
+    :data:`~clinex.cohort.nlp.MAX_SENTENCE_CHARS` characters on either side of the value
+    are looked at, so that a line of thousands of values costs linear time."""
+    from clinex.cohort.nlp import MAX_SENTENCE_CHARS, note_sentences
 
-    ls = text.rfind("\n", rec_start, start) + 1
-    le = text.find("\n", end, rec_end)
-    le = rec_end if le < 0 else le
-    sents = [(a, b) for a, b in sentence_offsets(text, ls, le, **CLINICAL_NOTE_RULES) if a < max(end, start + 1) and start < b]
+    lo, hi = max(rec_start, start - MAX_SENTENCE_CHARS), min(rec_end, end + MAX_SENTENCE_CHARS)
+    ls = text.rfind("\n", lo, start)  # a longer line is looked at near the value only
+    ls = lo if ls < 0 else ls + 1
+    le = text.find("\n", end, hi)
+    le = hi if le < 0 else le
+    sents = [(a, b) for a, b in note_sentences(text, ls, le) if a < max(end, start + 1) and start < b]
     if not sents:
         return ls, le
     return sents[0][0], max(sents[-1][1], end)
+
+
+@lru_cache(maxsize=8192)
+def _hits(rx: re.Pattern[str], clause: str) -> bool:
+    """``rx.search(clause)``, cached: every mention of a long list sentence has the same
+    clause, which is then searched once."""
+    return rx.search(clause) is not None
+
+
+def _line_cut(text: str, lo: int, hi: int) -> int:
+    """The last line break in ``text[lo:hi]`` after which a new sentence starts (the next
+    line is not a lower-case or indented continuation), else the last line break in the
+    second half of the range, else -1. Looks at no more than 64 line breaks."""
+    fallback = text.rfind("\n", lo + (hi - lo) // 2, hi)
+    cut = fallback
+    for _ in range(64):
+        if cut < 0 or not _CONT.match(text, cut + 1):
+            break
+        cut = text.rfind("\n", lo + (hi - lo) // 2, cut)
+    if cut >= 0:
+        return cut
+    return fallback if fallback >= 0 else text.rfind("\n", lo, hi)
 
 
 def _clause(sentence: str, start: int, end: int) -> str:
@@ -283,19 +314,19 @@ class ScreeningEngine:
         lines = text.split("\n")
         first = self.first_words_
         hit = [bool(first.intersection(_WORD.findall(ln.lower()))) for ln in lines]
+        cont = [bool(_CONT.match(ln)) for ln in lines]
         keep = list(hit)
+        # wrapped sentences, in two linear passes: the continuation lines below a hit
+        # line, and the lines above a hit line that it (through continuations) continues
+        below = False
         for i, h in enumerate(hit):
-            if not h:
-                continue
-            # wrapped sentences: a continuation line below, or this line continuing the one above
-            j = i
-            while j + 1 < len(lines) and _CONT.match(lines[j + 1]):
-                keep[j + 1] = True
-                j += 1
-            j = i
-            while j > 0 and _CONT.match(lines[j]):
-                keep[j - 1] = True
-                j -= 1
+            below = h or (below and cont[i])
+            keep[i] = keep[i] or below
+        reach = False  # lines i..(a hit line) are all continuations
+        for i in range(len(lines) - 1, 0, -1):
+            reach = cont[i] and (hit[i] or reach)
+            if reach:
+                keep[i - 1] = True
         out = []
         for ln, k in zip(lines, keep):
             if k or self._HEADER.match(ln) or len(ln.strip()) <= 40:  # headers, with or without a colon
@@ -391,9 +422,9 @@ class ScreeningEngine:
         text = p.text
         for ri, (s, e, d) in enumerate(recs):
             while e - s > _PIECE:
-                cut = text.find("\n\n", s + _PIECE, e)
+                cut = text.find("\n\n", s + _PIECE, min(e, s + _CHUNK + 2))
                 if cut < 0 or cut - s > _CHUNK:
-                    cut = text.rfind("\n", s, s + _CHUNK) if e - s > _CHUNK else -1
+                    cut = _line_cut(text, s, s + _CHUNK) if e - s > _CHUNK else -1
                     if cut < 0:
                         if e - s <= _CHUNK:
                             break
@@ -430,6 +461,7 @@ class ScreeningEngine:
         import bisect
 
         sent_starts = [t.i for t in doc if t.is_sent_start]
+        dtext = doc.text  # built from the tokens on every access: once per piece
         for span in spans:
             key = span.text.lower()
             entries = self.phrase_index_.get(key)
@@ -441,7 +473,7 @@ class ScreeningEngine:
             s_tok = sent_starts[k]
             e_tok = sent_starts[k + 1] if k + 1 < len(sent_starts) else len(doc)
             s_start, s_end = doc[s_tok].idx, doc[e_tok - 1].idx + len(doc[e_tok - 1].text)
-            stext = doc.text[s_start:s_end]
+            stext = dtext[s_start:s_end]
             while stext and stext[-1].isspace():
                 stext = stext[:-1]
             s_end = s_start + len(stext)
@@ -473,7 +505,7 @@ class ScreeningEngine:
                         sent_start=offset + s_start,
                         sent_end=offset + s_end,
                         against=is_against
-                        or bool(ag is not None and ag.search(_clause(stext, span.start_char - s_start, span.end_char - s_start))),
+                        or bool(ag is not None and _hits(ag, _clause(stext, span.start_char - s_start, span.end_char - s_start))),
                         sentence=stext,
                         modifiers=mods,
                         section=section,
@@ -490,10 +522,10 @@ class ScreeningEngine:
             return False
         stext = _clause(text[m.sent_start : m.sent_end], m.start - m.sent_start, m.end - m.sent_start)
         ex = comp.exclude[m.concept]
-        if ex is not None and ex.search(stext):
+        if ex is not None and _hits(ex, stext):
             return False
         req = comp.require[m.concept]
-        if req is not None and not req.search(stext):
+        if req is not None and not _hits(req, stext):
             return False
         if spec.window_days is not None:
             if now is None:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 import threading
 from collections.abc import Iterable
 from importlib import resources
@@ -50,13 +51,116 @@ from clinex.text import CLINICAL_NOTE_RULES, sentence_offsets
 if TYPE_CHECKING:  # pragma: no cover
     from spacy.language import Language
 
-__all__ = ["SPAN_GROUP", "build_nlp", "get_nlp", "context_rules_path"]
+__all__ = ["SPAN_GROUP", "MAX_SENTENCE_CHARS", "build_nlp", "get_nlp", "context_rules_path", "note_sentences"]
 
 #: Name of the span group that holds the concept targets.
 SPAN_GROUP = "clinex_targets"
 
 _CACHE: dict[tuple[tuple[str, str], ...], "Language"] = {}
 _LOCK = threading.Lock()
+
+
+#: Longest sentence the cohort pipeline keeps whole (characters). A longer one (a
+#: copied-forward medication line repeated thousands of times, each copy a lower-case
+#: "continuation" of the one before) is cut at line breaks, or at a space for a longer
+#: line, so that per-mention work (ConText scopes, dates, clauses) stays bounded and
+#: screening time grows linearly with the note. No sentence of the synthetic dev set or
+#: of ``tests/data/cohort`` comes near it (the longest holds 304 characters).
+MAX_SENTENCE_CHARS = 1_000
+
+#: A "Finding: value" list line ("Diabetes: Yes", "fever:none", "- Chest pain: denies"):
+#: a label of letters (up to 40 characters) and a colon that is not part of a time or URL.
+_LIST_LINE = re.compile(r"[ \t]*(?:[-*•][ \t]*)?[A-Za-z][A-Za-z0-9 /&()'+.,-]{0,40}?[ \t]*:(?![/\d])")
+
+
+def note_sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Sentence offsets of a clinical note as the cohort pipeline uses them.
+
+    :func:`clinex.text.sentence_offsets` under :data:`clinex.text.CLINICAL_NOTE_RULES`,
+    with two further cuts:
+
+    * a line break between two "Finding: value" list lines ends the sentence, so that
+      a negation or other ConText cue on one line of a list never reaches the line
+      before or after it ("Diabetes: Yes" / "fever:none": the lower-case second line
+      would otherwise continue the first, and its "none" negate "Diabetes");
+    * a sentence longer than :data:`MAX_SENTENCE_CHARS` is cut at its last line break
+      before the limit (a single longer line at its last space before it, else at the
+      limit).
+
+    Parameters
+    ----------
+    text : str
+        The text; offsets are into it.
+    start, end : int
+        Character range to split (half-open; ``end=None`` is the end of the text).
+
+    Returns
+    -------
+    list of (int, int)
+        Half-open offsets, in order, without surrounding whitespace.
+
+    References
+    ----------
+    .. [1] Harkema H, et al. ConText. J Biomed Inform 2009;42(5):839-851: a trigger's
+       scope ends at the end of its sentence.
+    """
+    return refine_sentences(text, sentence_offsets(text, start, end, **CLINICAL_NOTE_RULES))
+
+
+def refine_sentences(text: str, offsets: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The list-line and length cuts of :func:`note_sentences`, applied to ``offsets``
+    (sentences of ``text`` from :func:`clinex.text.sentence_offsets`)."""
+    out: list[tuple[int, int]] = []
+    for s, e in offsets:
+        if text.find("\n", s, e) < 0 and e - s <= MAX_SENTENCE_CHARS:
+            out.append((s, e))
+            continue
+        for a, b in _list_cuts(text, s, e):
+            _cap(text, a, b, out)
+    return out
+
+
+def _list_cuts(text: str, s: int, e: int) -> list[tuple[int, int]]:
+    """``text[s:e]`` cut at each line break between two "Finding: value" lines."""
+    parts: list[tuple[int, int]] = []
+    cur = s
+    prev_list = bool(_LIST_LINE.match(text, s, e))
+    nl = text.find("\n", s, e)
+    while nl >= 0:
+        nxt = nl + 1
+        is_list = bool(_LIST_LINE.match(text, nxt, e))
+        if prev_list and is_list:
+            parts.append((cur, nl))
+            cur = nxt
+        prev_list = is_list
+        nl = text.find("\n", nxt, e)
+    parts.append((cur, e))
+    return [(a, b) for a, b in (_strip(text, a, b) for a, b in parts) if b > a]
+
+
+def _strip(text: str, a: int, b: int) -> tuple[int, int]:
+    while a < b and text[a].isspace():
+        a += 1
+    while b > a and text[b - 1].isspace():
+        b -= 1
+    return a, b
+
+
+def _cap(text: str, s: int, e: int, out: list[tuple[int, int]]) -> None:
+    """Append ``text[s:e]`` cut into pieces of at most :data:`MAX_SENTENCE_CHARS`."""
+    while e - s > MAX_SENTENCE_CHARS:
+        limit = s + MAX_SENTENCE_CHARS
+        cut = text.rfind("\n", s + 1, limit)
+        if cut < 0:
+            cut = text.rfind(" ", s + MAX_SENTENCE_CHARS // 2, limit)
+        if cut < 0:
+            cut = limit
+        a, b = _strip(text, s, cut)
+        if b > a:
+            out.append((a, b))
+        s, _ = _strip(text, cut, e)
+    if e > s:
+        out.append((s, e))
 
 
 def context_rules_path() -> str:
@@ -72,14 +176,15 @@ def _register_sentences() -> None:
 
     @Language.component("clinex_sentences")
     def clinex_sentences(doc):  # type: ignore[no-untyped-def]
-        """Set ``is_sent_start`` from :func:`clinex.text.sentence_offsets` (clinical-note rules).
+        """Set ``is_sent_start`` from :func:`note_sentences` (clinical-note rules, list lines, length cap).
 
         The token at which a sentence of the splitter starts (or, were a start ever
         inside a token, the token holding it) starts a sentence; every other token
         does not, so whitespace between sentences stays with the sentence before.
         """
         idx = [tok.idx for tok in doc]
-        first = {bisect.bisect_right(idx, s) - 1 for s, _ in sentence_offsets(doc.text, **CLINICAL_NOTE_RULES)}
+        offsets = refine_sentences(doc.text, sentence_offsets(doc.text, **CLINICAL_NOTE_RULES))
+        first = {bisect.bisect_right(idx, s) - 1 for s, _ in offsets}
         for tok in doc:
             tok.is_sent_start = tok.i == 0 or tok.i in first
         return doc

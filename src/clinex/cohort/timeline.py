@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from functools import lru_cache
 
 __all__ = ["within_window", "event_date", "days_before"]
 
@@ -105,7 +106,39 @@ def event_date(sentence: str, record_date: dt.date | None, anchor: int = 0) -> t
         ``as a child``: two years before the record) or ``"record"`` (no
         expression: the record date).
     """
+    relative, vague, absolute = _expressions(sentence, record_date)
+    found = list(relative)
+    for start, end, date in vague:
+        between = sentence[min(end, anchor) : max(start, anchor)]
+        if len(between) > _VAGUE_REACH or _CLAUSE_BREAK.search(between):
+            continue  # "CABG years ago, now admitted with NSTEMI": not about the NSTEMI
+        found.append((start, date, "vague"))
+    found.extend(absolute)
+    if not found:
+        return record_date, "record"
+    pos, date, how = min(found, key=lambda f: abs(f[0] - anchor))
+    # "two DKA admissions (2/2078 and 2/2080)": a parenthesised list of dates -> the latest
+    open_ = sentence.rfind("(", 0, pos + 1)
+    close = sentence.find(")", pos)
+    if open_ >= 0 and close > pos and ")" not in sentence[open_:pos]:
+        inside = [f for f in found if open_ < f[0] < close and f[2] == "absolute"]
+        if len(inside) > 1:
+            pos, date, how = max(inside, key=lambda f: f[1])
+    return date, how
+
+
+@lru_cache(maxsize=4096)
+def _expressions(sentence: str, record_date: dt.date | None) -> tuple[tuple, tuple, tuple]:
+    """The temporal expressions of one sentence, found once for all its mentions.
+
+    Returns ``(relative, vague, absolute)``: ``(offset, date, how)`` of every relative
+    expression, ``(start, end, date)`` of every vague past one, ``(offset, date, how)``
+    of every month name and absolute date, in that order (whether a vague
+    one dates a mention depends on the mention's place: :func:`event_date`). Cached,
+    so that a sentence holding many mentions is scanned once (linear time).
+    """
     found: list[tuple[int, dt.date, str]] = []
+    vague: list[tuple[int, int, dt.date]] = []
     if record_date is not None:
         for m in _RELATIVE.finditer(sentence):
             n_s = m.group("n").lower()
@@ -122,13 +155,11 @@ def event_date(sentence: str, record_date: dt.date | None, anchor: int = 0) -> t
         for m in _VAGUE_PAST.finditer(sentence):
             if any(a <= m.start() < b for a, b in rel_spans):  # "3 years ago" is already relative
                 continue
-            between = sentence[min(m.end(), anchor) : max(m.start(), anchor)]
-            if len(between) > _VAGUE_REACH or _CLAUSE_BREAK.search(between):
-                continue  # "CABG years ago, now admitted with NSTEMI": not about the NSTEMI
             try:
-                found.append((m.start(), record_date - dt.timedelta(days=_VAGUE_DAYS), "vague"))
+                vague.append((m.start(), m.end(), record_date - dt.timedelta(days=_VAGUE_DAYS)))
             except OverflowError:  # a record dated before year 3
                 continue
+    relative, found = tuple(found), []
     taken: list[tuple[int, int]] = []
     if record_date is not None:
         for m in _MONTH.finditer(sentence):
@@ -177,17 +208,7 @@ def event_date(sentence: str, record_date: dt.date | None, anchor: int = 0) -> t
                 continue  # a future date: a plan ("through 1/2073"), not the event
             taken.append((m.start(), m.end()))
             found.append((m.start(), date, "absolute"))
-    if not found:
-        return record_date, "record"
-    pos, date, how = min(found, key=lambda f: abs(f[0] - anchor))
-    # "two DKA admissions (2/2078 and 2/2080)": a parenthesised list of dates -> the latest
-    open_ = sentence.rfind("(", 0, pos + 1)
-    close = sentence.find(")", pos)
-    if open_ >= 0 and close > pos and ")" not in sentence[open_:pos]:
-        inside = [f for f in found if open_ < f[0] < close and f[2] == "absolute"]
-        if len(inside) > 1:
-            pos, date, how = max(inside, key=lambda f: f[1])
-    return date, how
+    return relative, tuple(vague), tuple(found)
 
 
 def days_before(now: dt.date, date: dt.date) -> int:
