@@ -72,6 +72,15 @@ MAX_SENTENCE_CHARS = 1_000
 #: a label of letters (up to 40 characters) and a colon that is not part of a time or URL.
 _LIST_LINE = re.compile(r"[ \t]*(?:[-*•][ \t]*)?[A-Za-z][A-Za-z0-9 /&()'+.,-]{0,40}?[ \t]*:(?![/\d])")
 
+#: A list line's value that is a bare answer ("none", "no", "yes", "neg", "denies", ...).
+_ANSWER = re.compile(
+    r"[ \t]*(?:none|no|yes|y|n|neg|negative|pos|positive|denies|denied|absent|present|normal|nl|wnl|n/a|unremarkable)"
+    r"[ \t.,;]*(?:\r?\n|$)",
+    re.I,
+)
+#: A line that ends a sentence with end punctuation (trailing spaces allowed).
+_ENDED = re.compile(r"[.!?][ \t]*$")
+
 
 def note_sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     """Sentence offsets of a clinical note as the cohort pipeline uses them.
@@ -79,10 +88,12 @@ def note_sentences(text: str, start: int = 0, end: int | None = None) -> list[tu
     :func:`clinex.text.sentence_offsets` under :data:`clinex.text.CLINICAL_NOTE_RULES`,
     with two further cuts:
 
-    * a line break between two "Finding: value" list lines ends the sentence, so that
-      a negation or other ConText cue on one line of a list never reaches the line
-      before or after it ("Diabetes: Yes" / "fever:none": the lower-case second line
-      would otherwise continue the first, and its "none" negate "Diabetes");
+    * a line break before a "Finding: value" list line ends the sentence when the line
+      before is one too, or ends in ``.``/``!``/``?``, or when the value is a bare
+      answer ("none", "no", "yes", "negative", ...), so that a negation or other
+      ConText cue on one line of a list never reaches the line before or after it
+      ("Diabetes: Yes" / "fever:none": the lower-case second line would otherwise
+      continue the first, and its "none" negate "Diabetes");
     * a sentence longer than :data:`MAX_SENTENCE_CHARS` is cut at its last line break
       before the limit (a single longer line at its last space before it, else at the
       limit).
@@ -121,15 +132,18 @@ def refine_sentences(text: str, offsets: Iterable[tuple[int, int]]) -> list[tupl
 
 
 def _list_cuts(text: str, s: int, e: int) -> list[tuple[int, int]]:
-    """``text[s:e]`` cut at each line break between two "Finding: value" lines."""
+    """``text[s:e]`` cut at each line break before a "Finding: value" line that follows
+    another one, or a line ending in ``.``/``!``/``?``, or whose value is a bare answer
+    ("fever:none", "MI: no"): such a line is a list item, not a continuation."""
     parts: list[tuple[int, int]] = []
     cur = s
     prev_list = bool(_LIST_LINE.match(text, s, e))
     nl = text.find("\n", s, e)
     while nl >= 0:
         nxt = nl + 1
-        is_list = bool(_LIST_LINE.match(text, nxt, e))
-        if prev_list and is_list:
+        lm = _LIST_LINE.match(text, nxt, e)
+        is_list = lm is not None
+        if is_list and (prev_list or _ENDED.search(text, max(cur, nl - 4), nl) or _ANSWER.match(text, lm.end(), e)):
             parts.append((cur, nl))
             cur = nxt
         prev_list = is_list
