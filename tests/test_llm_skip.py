@@ -20,7 +20,8 @@ A3 = {"events": [{"event_type": "Adverse_event", "trigger": "after",
 STRING_MESSAGE = {"raw": {"choices": [{"message": "I am not an object"}]}}
 SHAPE_ERROR = ("the server's reply is not a chat-completions response (choices.0.message: Input should be a valid "
                "dictionary; is the base URL an OpenAI-compatible /v1 root?)")
-LLAMA_CPP_500 = {"status": 500, "error": "1 validation error for CreateChatCompletionRequest\nresponse_format.type"}
+LLAMA_CPP_500 = {"status": 500, "error": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
+                 "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}"}
 
 
 @pytest.fixture(scope="module")
