@@ -10,9 +10,11 @@ the sentence is in. Recognised expressions:
   counted back from the record date;
 * month names: ``in January`` (the latest January not after the record date),
   ``since March 2071``;
-* absolute: ``2076-01-29``, ``1/12/72``, ``1/2072``, ``10/2072``, ``11/66``
-  (M/YY, two-digit years are 20YY) and a bare year ``2069`` (taken as 1 July, or
-  the record date when it is the record's own year);
+* absolute: ``2076-01-29``, ``1/12/72``, ``6/2/2089``, ``1/2072``, ``10/2072``, ``11/66``
+  (M/YY, two-digit years are 20YY), a bare year ``2069`` (taken as 1 July, or
+  the record date when it is the record's own year), and a year-less US month/day
+  ``6/2``, ``7/14`` (the latest such date not after the record date; fractions,
+  murmur grades and strengths such as ``1/2 tab``, ``2/6 murmur`` are not dates);
 * vague past: ``years ago``, ``decades ago``, ``as a child`` / ``teenager``,
   ``in childhood``, ``in his teens``, ``in high school`` — two years before the
   record date (``how = "vague"``), outside every n2c2 window; only for a mention
@@ -62,6 +64,15 @@ _LAST = re.compile(r"\b(?:last|past)\s+(?P<unit>week|month|year)\b|\byesterday\b
 _ISO = re.compile(r"\b(?P<y>20\d\d|19\d\d)-(?P<m>\d\d)(?:-(?P<d>\d\d))?\b")
 _MDY = re.compile(r"(?<![\d/])(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{2}|\d{4})(?![\d/])")
 _MY = re.compile(r"(?<![\d/])(?P<m>\d{1,2})/(?P<y>\d{4}|\d{2})(?![\d/])")
+#: A year-less month/day with a one-digit day ("6/2", "on 12/3"; a two-digit day is read by
+#: ``_MY``'s two-digit-year rule): not a fraction, murmur grade or strength ("1/2 tab",
+#: "2/6 systolic murmur", "1 1/2 blocks", "grade 2/6", "strength 5/5").
+_MD = re.compile(
+    r"(?<![\d/.])(?<!\d )(?<!grade )(?<!strength )(?<!motor )(?<!power )(?<!murmur )(?P<m>\d{1,2})/(?P<d>[1-9])(?![\d/+])"
+    r"(?!\s*(?:murmur|sem|hsm|systolic|diastolic|holosystolic|strength|tabs?\b|tablets?|pills?|caps?\b|capsules?|cups?|of\b"
+    r"|doses?|dose|ns\b|nl\b|normal|pulses?|reflexes|vessels?|miles?|blocks?|flights?|inch|in\b|x\b|times|units?|mg|ml|l\b))",
+    re.I,
+)
 _MONTHS = {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}
 _MONTH = re.compile(
     r"\b(?:in|since|during|last|this|of|early|late|mid-?)\s+(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)[a-z]*\.?(?:\s+(?P<y>(?:19|20)\d\d))?\b",
@@ -172,9 +183,21 @@ def _expressions(sentence: str, record_date: dt.date | None) -> tuple[tuple, tup
             if date is not None and date <= record_date:
                 taken.append((m.start(), m.end()))
                 found.append((m.start(), date, "absolute"))
-    for rx, kind in ((_ISO, "iso"), (_MDY, "mdy"), (_MY, "my"), (_YEAR, "y")):
+    for rx, kind in ((_ISO, "iso"), (_MDY, "mdy"), (_MY, "my"), (_MD, "md"), (_YEAR, "y")):
         for m in rx.finditer(sentence):
             if any(a <= m.start() < b for a, b in taken):
+                continue
+            if kind == "md":
+                # US month/day without a year: the latest such date not after the record
+                # date (n2c2 notes write "NSTEMI 6/2" for June 2 of the record's year)
+                if record_date is None:
+                    continue
+                mo, d = int(m.group("m")), int(m.group("d"))
+                y = record_date.year if (mo, d) <= (record_date.month, record_date.day) else record_date.year - 1
+                date = _safe(y, mo, d) if 1 <= mo <= 12 else None
+                if date is not None:
+                    taken.append((m.start(), m.end()))
+                    found.append((m.start(), date, "absolute"))
                 continue
             y = _year(m.group("y"))
             if not 1900 <= y <= 2100:
