@@ -248,7 +248,7 @@ def test_mixed_course(own: dict) -> None:
     p, d = own["t08_mixed_course"]
     row = "Creatinine                 1.2      H    0.5-1.1      mg/dL"
     cr = [e for e in d["CREATININE"].evidence if e.span.text == row]
-    assert cr and cr[0].rule == "CREATININE.serum_creatinine:value=1.2 (ULN 1.1)"
+    assert cr and cr[0].rule == "CREATININE.serum_creatinine:value=1.2 H (ULN 1.1)"  # the row's own flag is shown
     assert cr[0].record_date == dt.date(2081, 2, 3) and cr[0].span.start == p.text.index(row)
     assert d["ABDOMINAL"].label == "not met"  # sister's colectomy, CABG, cataract surgery
     assert d["DIETSUPP-2MOS"].label == "not met"  # calcium stopped in October (> 61 days); vitamin D only

@@ -616,7 +616,7 @@ class ScreeningEngine:
                     Evidence(
                         span=Span(fragments=(Fragment(start=ls, end=le, text=p.text[ls:le]),), label=crit.name, source=crit.rule_id),
                         record_date=date,
-                        rule=f"{crit.name}.{name}:{'value' if ok else 'value-not-meeting'}={v.raw}{uln}",
+                        rule=f"{crit.name}.{name}:{'value' if ok else 'value-not-meeting'}={v.shown}{uln}",
                         value=round(v.value, 4),
                     )
                 )

@@ -63,7 +63,7 @@ _CONNECTIVES = {
     "results", "in", "last", "latest", "recent", "most", "improved", "worsened", "repeat", "hi",
     "mg/dl", "%", "umol/l", "µmol/l", "mmol/l", "with", "flag", "the", "a", "checked", "about",
     "approximately", "remained", "remains", "still", "nadir", "max", "min", "discharge", "prior",
-    "previous", "previously", "initial", "initially", "normal", "abnormal", "ul", "ll",
+    "previous", "previously", "initial", "initially", "normal", "abnormal", "ul", "ll", "nl", "lo",
 }
 _REF_WORDS = {"ref", "range", "reference", "normal", "nl"}
 
@@ -81,7 +81,12 @@ class LabValue:
     unit : str or None
         The printed unit, lower-cased, if any.
     ref_high : float or None
-        Upper limit of the printed reference range, in the spec's unit.
+        Upper limit of the printed reference range, in the spec's unit ("(nl 0.5-1.2)",
+        "[0.6-1.3]", "(ref <1.1)").
+    flag : {"H", "L"} or None
+        The lab's own abnormal flag printed after the value ("1.6 H", "(L)", "high").
+    cmp : {"<", "<=", ">", ">="} or None
+        A result printed as a bound ("<0.5", ">10"): ``value`` is the bound.
     start, end : int
         Character offsets of the number in the scanned text (half-open).
     name_start, name_end : int
@@ -96,6 +101,13 @@ class LabValue:
     end: int
     name_start: int
     name_end: int
+    flag: str | None = None
+    cmp: str | None = None
+
+    @property
+    def shown(self) -> str:
+        """The result as printed, with its comparator ("<0.5") and flag ("1.6 H")."""
+        return f"{self.cmp or ''}{self.raw}{' ' + self.flag if self.flag else ''}"
 
 
 @lru_cache(maxsize=256)
@@ -167,7 +179,7 @@ def find_lab_values(text: str, spec: LabSpec, start: int = 0, end: int | None = 
             continue
         line_end = text.find("\n", m.end(), end)
         seg_end = min(end if line_end < 0 else line_end, m.end() + 80)
-        found = _read_values(text, m.end(), seg_end, spec, m.start(), m.end())
+        found = _read_values(text, m.end(), seg_end, spec, m.start(), m.end(), bounds=not _THRESHOLD_BEFORE.search(pre))
         if not found:
             found = _column_values(text, line_start, m.start(), m.end(), end, spec)
         out.extend(found)
@@ -245,15 +257,51 @@ def _slash_panel(text: str, ns: int, ne: int, end: int, spec: LabSpec) -> list[L
     return [] if v is None else [LabValue(v, raw, None, None, off, off + len(raw), ns, ne)]
 
 
-def _read_values(text: str, pos: int, seg_end: int, spec: LabSpec, ns: int, ne: int) -> list[LabValue]:
+#: Words before an analyte name that make a bound after it a threshold ("hold metformin
+#: for Cr > 1.5", "if A1c < 7"), not a result.
+_THRESHOLD_BEFORE = re.compile(
+    r"\b(?:for|with|if|when|unless|goal|target|keep|hold|avoid|contraindicated|until|once|aim|above|below|over|under|than)\b|[<>≤≥]",
+    re.I,
+)
+#: What may stand between an analyte name and a bound read as a result ("Cr <0.5",
+#: "creatinine: >10", "Creatinine today was >10").
+_BOUND_LEAD = re.compile(r"[\s:=]*(?:(?:was|is|now|today|level|result|value)\b[\s:=]*)*", re.I)
+_CMP = {"<": "<", "<=": "<=", "≤": "<=", ">": ">", ">=": ">=", "≥": ">="}
+_FLAGS = {"H": "H", "HI": "H", "Hi": "H", "HIGH": "H", "High": "H", "high": "H",
+          "L": "L", "LO": "L", "Lo": "L", "LOW": "L", "Low": "L", "low": "L"}
+#: What may stand between a value and its flag: brackets, a unit, a reference range.
+_BEFORE_FLAG = re.compile(
+    r"[\s()\[\]*,:]*(?:(?:mg/dl|[uµμ]mol/l|%)[\s()\[\]*,:]*)?"
+    r"(?:(?:ref|nl|normal|range)?[\s:]*\d+(?:\.\d+)?\s*(?:-|–|to)\s*\d+(?:\.\d+)?[\s()\[\]*,]*)?",
+    re.I,
+)
+
+
+def _read_values(
+    text: str, pos: int, seg_end: int, spec: LabSpec, ns: int, ne: int, bounds: bool = True
+) -> list[LabValue]:
+    """The values after an analyte name (``text[ns:ne]``) in ``text[pos:seg_end]``.
+
+    ``bounds``: a comparator right after the name ("Cr <0.5", "creatinine: >10") makes
+    the next number a result bounded that way, unless a threshold word stands before
+    the name (the caller decides: "hold metformin for Cr > 1.5").
+    """
     values: list[LabValue] = []
     skip_next = False
+    pending_cmp: str | None = None
+    ref_bound = False
     pending_ref = False
     pre_ref: tuple[str, str, str | None, re.Match] | None = None  # a range printed before any value
     for t in _TOKEN.finditer(text, pos, seg_end):
         kind = t.lastgroup
         s = t.group()
         if kind == "word":
+            flag = _FLAGS.get(s.rstrip("."))
+            if flag is not None and values and values[-1].flag is None and _BEFORE_FLAG.fullmatch(text, values[-1].end, t.start()):
+                # "Creatinine 1.6 H [0.6-1.3]", "1.2 (H)", "1.4 mg/dL high": the lab's own flag
+                v = values[-1]
+                values[-1] = LabValue(v.value, v.raw, v.unit, v.ref_high, v.start, v.end, v.name_start, v.name_end, flag, v.cmp)
+                continue
             w = s.lower().rstrip(".")
             if w not in _CONNECTIVES and w != spec.unit.lower() and w not in spec.conversions:
                 # another analyte or prose: stop if it carries its own number
@@ -266,6 +314,13 @@ def _read_values(text: str, pos: int, seg_end: int, spec: LabSpec, ns: int, ne: 
                 pending_ref = True
             continue
         if kind == "cmp":
+            if pending_ref and values and s in ("<", "<=", "≤"):
+                ref_bound = True  # "(nl <1.1)", "(ref <1.1)": the range's upper limit
+                pending_ref = False
+                continue
+            if bounds and not values and not skip_next and _BOUND_LEAD.fullmatch(text, pos, t.start()):
+                pending_cmp = _CMP[s]  # "Cr <0.5", "creatinine >10": a result given as a bound
+                continue
             skip_next = True
             continue
         if kind == "punct":
@@ -294,7 +349,7 @@ def _read_values(text: str, pos: int, seg_end: int, spec: LabSpec, ns: int, ne: 
                 hi = float(hi_s) * factor
                 if values and values[-1].ref_high is None:
                     v = values[-1]
-                    values[-1] = LabValue(v.value, v.raw, v.unit, hi, v.start, v.end, v.name_start, v.name_end)
+                    values[-1] = LabValue(v.value, v.raw, v.unit, hi, v.start, v.end, v.name_start, v.name_end, v.flag, v.cmp)
                 pending_ref = False
                 continue
             # "stable 1.2-1.3": a range of results
@@ -306,6 +361,13 @@ def _read_values(text: str, pos: int, seg_end: int, spec: LabSpec, ns: int, ne: 
                     values.append(LabValue(v, raw, unit, None, off, off + len(raw), ns, ne))
             continue
         # a number
+        if ref_bound:
+            ref_bound = False
+            v = values[-1]
+            if v.ref_high is None:
+                hi = float(s) * (spec.conversions.get(v.unit, 1.0) if v.unit else (v.value / float(v.raw) if float(v.raw) else 1.0))
+                values[-1] = LabValue(v.value, v.raw, v.unit, hi, v.start, v.end, v.name_start, v.name_end, v.flag, v.cmp)
+            continue
         if skip_next:
             skip_next = False
             continue
@@ -326,7 +388,8 @@ def _read_values(text: str, pos: int, seg_end: int, spec: LabSpec, ns: int, ne: 
             ref_factor = spec.conversions.get(pre_ref[2], factor) if pre_ref[2] else factor  # "(60-110 umol/L)"
             ref_high = float(pre_ref[1]) * ref_factor
             pre_ref = None
-        values.append(LabValue(v, s, unit, ref_high, t.start(), t.end(), ns, ne))
+        values.append(LabValue(v, s, unit, ref_high, t.start(), t.end(), ns, ne, None, pending_cmp))
+        pending_cmp = None
     if pre_ref is not None and not values:
         # "A1c (7.1-7.4)" and nothing after it: a range of results after all
         lo_s, hi_s, unit, t = pre_ref
@@ -353,11 +416,27 @@ _CLOSE_AFTER_RANGE = re.compile(r"\s*(?:[A-Za-z\u00b5\u03bc%/]+\s*)?\)")
 def lab_holds(value: LabValue, spec: LabSpec) -> bool:
     """Whether one value meets the spec's threshold.
 
-    ``between`` is inclusive at both ends; ``below``/``above`` are strict; with
-    ``above_reference`` the printed range's upper limit replaces ``above`` when
-    there is one (a value equal to it is not above it).
+    ``between`` is inclusive at both ends; ``below``/``above`` are strict. With
+    ``above_reference`` the line's own evidence decides, in this order: the printed
+    reference range's upper limit replaces ``above`` when there is one (a value equal
+    to it is not above it; "Cr 1.4 (nl 0.5-1.2)" holds, "Creatinine 1.6 (nl 0.5-1.8)"
+    does not); else the lab's flag ("1.2 H" holds, "1.6 L" does not); else ``above``
+    in the spec's unit (values in µmol/L converted: 1 mg/dL = 88.4 µmol/L). A result
+    printed as a bound holds only when every value it allows does: "<0.5" is below
+    0.5 (never above a limit, never inside a ``between`` range), ">10" is above 10
+    (above any limit up to 10, never below one nor inside a range).
+
+    References
+    ----------
+    .. [1] n2c2 2018 Track 1 criteria (Stubbs et al., JAMIA 2019, Table 1): CREATININE
+       "serum creatinine > upper limit of normal"; HBA1C "any hemoglobin A1c value
+       between 6.5% and 9.5%".
     """
+    if value.cmp is not None:
+        return _bound_holds(value, spec)
     v = value.value
+    if spec.above_reference and value.ref_high is None and value.flag is not None and spec.above is not None:
+        return value.flag == "H"
     if spec.between is not None and not (spec.between[0] <= v <= spec.between[1]):
         return False
     if spec.below is not None and not v < spec.below:
@@ -365,5 +444,20 @@ def lab_holds(value: LabValue, spec: LabSpec) -> bool:
     if spec.above is not None:
         limit = value.ref_high if (spec.above_reference and value.ref_high is not None) else spec.above
         if not v > limit + 1e-9:
+            return False
+    return True
+
+
+def _bound_holds(value: LabValue, spec: LabSpec) -> bool:
+    """:func:`lab_holds` for a result printed as a bound (``value.cmp`` set)."""
+    x, below_bound = value.value, value.cmp in ("<", "<=")
+    if spec.between is not None:
+        return False  # a half-open interval is never inside a closed range
+    if spec.below is not None:
+        if not below_bound or not (x <= spec.below if value.cmp == "<" else x < spec.below):
+            return False
+    if spec.above is not None:
+        limit = value.ref_high if (spec.above_reference and value.ref_high is not None) else spec.above
+        if below_bound or not (x >= limit - 1e-9 if value.cmp == ">" else x > limit + 1e-9):
             return False
     return True
