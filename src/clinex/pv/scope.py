@@ -44,7 +44,9 @@ Every attribute returned carries ``source`` (``"model"`` or ``"rule:<rule id>"``
 its cue span (offsets into the sentence). Other attribute names pass through.
 
 The ConText pipeline is built once per rule set (a bounded cache), and only
-sentences with events are tokenized.
+sentences with events are tokenized, by a tokenizer whose time is linear in the
+sentence's length (:class:`clinex.context_rules.BoundedTokenizer`: 10,000 nested
+bracket pairs took spaCy's own tokenizer minutes).
 
 References
 ----------
@@ -76,7 +78,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from clinex.context_rules import build_context_rules, sentinel_rule
+from clinex.context_rules import BoundedTokenizer, build_context_rules, sentinel_rule
 from clinex.errors import FormatError, InputError
 from clinex.pv.types import Attribute, Event
 from clinex.text import Span
@@ -369,6 +371,8 @@ class _Pipeline:
         #: ids of hedges that are pseudo-negations too (ScopeRule.blocks_negation)
         self.blocks_negation = frozenset(r.id for r in rules.context_rules if r.blocks_negation)
         self.nlp: Language = spacy.blank("en")
+        # spaCy's own tokens for ordinary text, linear time on long runs of brackets
+        self.nlp.tokenizer = BoundedTokenizer(self.nlp.tokenizer)
         self.context = self.nlp.add_pipe(
             "medspacy_context",
             config={"rules": None, "input_span_type": "group", "span_group_name": SPAN_GROUP},
@@ -487,11 +491,27 @@ def _targets(doc: Doc, event: Event) -> tuple[list[tuple[int, int]], list[tuple[
     return trig, eff
 
 
+def _one_sentence(doc: Doc) -> None:
+    """Mark ``doc`` as one sentence (its first token starts it, no other does).
+
+    In one array: setting ``Token.is_sent_start`` token by token checks the whole
+    Doc for a parse each time (``Doc.has_annotation``), quadratic in the tokens
+    (8 s for 20,000 tokens).
+    """
+    import numpy as np
+    from spacy.attrs import SENT_START
+
+    if len(doc) == 0:
+        return
+    starts = np.full((len(doc), 1), -1, dtype=np.int64)
+    starts[0, 0] = 1
+    doc.from_array([SENT_START], starts.astype(np.uint64))
+
+
 def _run_context(pipe: _Pipeline, doc: Doc, events: Sequence[Event]) -> tuple[list[_Mod], list[tuple[list, list]]]:
     from spacy.tokens import Span as SpacySpan
 
-    for i, tok in enumerate(doc):
-        tok.is_sent_start = i == 0
+    _one_sentence(doc)
     per_event = [_targets(doc, ev) for ev in events]
     spans = []
     seen: set[tuple[int, int]] = set()
@@ -640,7 +660,8 @@ def _model_rank(
 def _decide(pipe: _Pipeline, text: str, events: Sequence[Event], doc: Doc | None) -> list[Event]:
     rules = pipe.rules
     if doc is None:
-        doc = pipe.nlp.make_doc(text)
+        # the tokenizer itself: ``make_doc`` refuses texts over 1,000,000 characters
+        doc = pipe.nlp.tokenizer(text)
     mods, per_event = _run_context(pipe, doc, events)
     terminators = [m.tok for m in mods if m.direction == "TERMINATE"]
     pseudo = [m for m in mods if m.direction == "PSEUDO"]
