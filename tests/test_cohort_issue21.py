@@ -147,6 +147,7 @@ RECORD = dt.date(2089, 7, 28)
         ("Aspirin 1/2 tab daily.", (RECORD, "record")),  # a fraction
         ("Walks 1 1/2 blocks.", (RECORD, "record")),
         ("Strength 5/5 throughout.", (RECORD, "record")),
+        ("Suboxone 8/2 bid, KCl 20 mEq qd.", (RECORD, "record")),  # buprenorphine/naloxone 8 mg/2 mg
         ("BP 120/80.", (RECORD, "record")),
     ],
 )

@@ -65,12 +65,14 @@ _ISO = re.compile(r"\b(?P<y>20\d\d|19\d\d)-(?P<m>\d\d)(?:-(?P<d>\d\d))?\b")
 _MDY = re.compile(r"(?<![\d/])(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{2}|\d{4})(?![\d/])")
 _MY = re.compile(r"(?<![\d/])(?P<m>\d{1,2})/(?P<y>\d{4}|\d{2})(?![\d/])")
 #: A year-less month/day with a one-digit day ("6/2", "on 12/3"; a two-digit day is read by
-#: ``_MY``'s two-digit-year rule): not a fraction, murmur grade or strength ("1/2 tab",
-#: "2/6 systolic murmur", "1 1/2 blocks", "grade 2/6", "strength 5/5").
+#: ``_MY``'s two-digit-year rule): not a fraction, murmur grade, strength or dose ratio
+#: ("1/2 tab", "2/6 systolic murmur", "1 1/2 blocks", "grade 2/6", "strength 5/5",
+#: "Suboxone 8/2 bid").
 _MD = re.compile(
     r"(?<![\d/.])(?<!\d )(?<!grade )(?<!strength )(?<!motor )(?<!power )(?<!murmur )(?P<m>\d{1,2})/(?P<d>[1-9])(?![\d/+])"
     r"(?!\s*(?:murmur|sem|hsm|systolic|diastolic|holosystolic|strength|tabs?\b|tablets?|pills?|caps?\b|capsules?|cups?|of\b"
-    r"|doses?|dose|ns\b|nl\b|normal|pulses?|reflexes|vessels?|miles?|blocks?|flights?|inch|in\b|x\b|times|units?|mg|ml|l\b))",
+    r"|doses?|dose|ns\b|nl\b|normal|pulses?|reflexes|vessels?|miles?|blocks?|flights?|inch|in\b|x\b|times|units?|mg|ml|l\b"
+    r"|mcg|meq|bid|tid|qid|qd|qod|qhs|hs\b|daily|nightly|weekly|prn|po\b|iv\b|sl\b|q\d))",
     re.I,
 )
 _MONTHS = {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}
