@@ -13,6 +13,7 @@ from clinex.rob.algorithm import (
     applicable_questions,
     domain_risk,
     is_applicable,
+    overall_judgement,
     overall_risk,
 )
 from clinex.rob.types import SQAnswer
@@ -241,3 +242,21 @@ def test_na_on_unasked_questions_never_changes_a_domain_judgement():
             asked = set(applicable_questions(d.id, answers))
             marked = {q: (r if q in asked else "NA") for q, r in answers.items()}
             assert domain_risk(d.id, marked, strict=True) == domain_risk(d.id, answers), (d.id, combo)
+
+
+def test_overall_judgement_names_the_rule_that_raised_it():
+    risks = {"D1": "Some concerns", "D2": "Low", "D3": "Some concerns", "D4": "Low", "D5": "Some concerns"}
+    assert overall_judgement(risks, multiple_some_concerns_high=3) == (
+        "High",
+        "raised to High: 3 domains with Some concerns (D1, D3, D5), at least 3 asked for "
+        "(--multiple-some-concerns-high 3; RoB 2: some concerns in multiple domains may lower confidence "
+        "in the result substantially; Sterne et al., BMJ 2019, table 2)",
+    )
+    # the plain rule decides: no note, also when the threshold is not reached or a domain is High
+    assert overall_judgement(risks) == ("Some concerns", None)
+    assert overall_judgement(risks, multiple_some_concerns_high=4) == ("Some concerns", None)
+    assert overall_judgement({**risks, "D2": "High"}, multiple_some_concerns_high=2) == ("High", None)
+    # an iterable is read as D1, D2 ... in order
+    assert overall_judgement(["Low", "Some concerns", "Some concerns"], multiple_some_concerns_high=2)[1].startswith(
+        "raised to High: 2 domains with Some concerns (D2, D3), at least 2 asked for"
+    )

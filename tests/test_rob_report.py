@@ -163,3 +163,16 @@ def test_traffic_light_png_and_svg(tmp_path):
         assert a.size[0] == 750  # 7.5 in at 100 dpi for short trial ids
     with pytest.raises(InputError, match="no assessments"):
         plot_traffic_light([], tmp_path / "x.png", tmp_path / "x.svg")
+
+
+def test_html_says_when_the_overall_was_raised():
+    doc = _doc()
+    result = assess(doc, Model())
+    assert result.overall_rule is None
+    assert 'class="overall-rule"' not in render_html(result, doc)
+    note = "raised to High: 2 domains with Some concerns (D1, D2), at least 2 asked for (<option>)"
+    raised = result.model_copy(update={"overall": "High", "overall_rule": note})
+    assert (
+        '<p class="overall-rule">Overall: raised to High: 2 domains with Some concerns (D1, D2), '
+        "at least 2 asked for (&lt;option&gt;)</p>"
+    ) in render_html(raised, doc)

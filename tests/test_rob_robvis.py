@@ -77,7 +77,9 @@ def test_read_robvis_csv_names_line_and_column(tmp_path):
                  "b,Low,Moderate,Low,Low,Low,Low,1\n", encoding="utf-8")
     with pytest.raises(FormatError) as exc:
         read_robvis_csv(p)
-    assert str(exc.value) == f"[CLX002] {p}:3: field 'D2': 'Moderate' not in Low, Some concerns, High"
+    assert str(exc.value) == (
+        f"[CLX002] {p}:3: field 'D2': 'Moderate' not in Low, Some concerns, High, No information (any case)"
+    )
     p.write_text("Study,D1,D2\n", encoding="utf-8")
     with pytest.raises(FormatError, match=r"r\.csv:1: header 'Study,D1,D2', expected"):
         read_robvis_csv(p)
@@ -250,3 +252,131 @@ def test_cli_weights_option(cli, tmp_path, monkeypatch):
     assert res.code == 0, res.stderr
     assert edited.read_bytes() == kept
     assert [r.weight for r in read_robvis_csv(out / "robvis-2.csv")] == [1.0, 4.0]
+
+
+# -- issue 21: hand-written robvis tables, No information, the overall recomputed, raised notes
+
+RAISED_2 = (
+    "raised to High: 2 domains with Some concerns (D4, D5), at least 2 asked for "
+    "(--multiple-some-concerns-high 2; RoB 2: some concerns in multiple domains may lower confidence "
+    "in the result substantially; Sterne et al., BMJ 2019, table 2)"
+)
+
+NI_NOTE = (
+    "No information, read as Some concerns: RoB 2 judges a domain Low, Some concerns or High only; "
+    "Low needs information that the trial was sound and High needs a reason to doubt it, so a domain "
+    "that could not be judged is Some concerns (Sterne et al., BMJ 2019, table 2)"
+)
+
+
+def test_read_robvis_csv_any_case_and_robvis_spellings(tmp_path):
+    p = tmp_path / "r.csv"
+    p.write_text(
+        "study,d1,d2,d3,d4,d5,overall,weight\n"
+        "a,low,LOW,Low,  low ,Low,low,1\n"
+        "b,some concerns,Some Concerns,SOME  CONCERNS,low,Low,some concerns,2\n"
+        "c,HIGH,low,low,low,low,High,1\n",
+        encoding="utf-8",
+    )
+    assert read_robvis_csv(p) == [
+        RobvisRow(study="a", domains=(L, L, L, L, L), overall=L, weight=1.0),
+        RobvisRow(study="b", domains=(S, S, S, L, L), overall=S, weight=2.0),
+        RobvisRow(study="c", domains=(H, L, L, L, L), overall=H, weight=1.0),
+    ]
+
+
+def test_read_robvis_csv_no_information_counts_as_some_concerns_and_says_so(tmp_path):
+    p = tmp_path / "r.csv"
+    p.write_text(
+        "Study,D1,D2,D3,D4,D5,Overall,Weight\n"
+        "a,Low,Low,No information,Low,Low,Low,1\n"
+        "b,NI,Low,unclear,Low,High,High,1\n",
+        encoding="utf-8",
+    )
+    a, b = read_robvis_csv(p)
+    assert a == RobvisRow(
+        study="a", domains=(L, L, S, L, L), overall=S, weight=1.0,
+        notes=(f"D3: {NI_NOTE}", "Overall: the file says 'Low'; the RoB 2 overall rule gives 'Some concerns' from D1-D5"),
+    )
+    assert b == RobvisRow(study="b", domains=(S, L, S, L, H), overall=H, weight=1.0,
+                          notes=(f"D1: {NI_NOTE}", f"D3: {NI_NOTE}"))
+
+
+def test_read_robvis_csv_recomputes_the_overall_and_names_the_disagreement(tmp_path):
+    p = tmp_path / "r.csv"
+    p.write_text(
+        "Study,D1,D2,D3,D4,D5,Overall\n"
+        "under,Low,Low,Low,High,Low,Low\n"
+        "over,Low,Some concerns,Low,Low,Low,High\n"
+        "ni,Low,Low,Low,Low,Low,No information\n"
+        "same,Low,Some concerns,Low,Low,Some concerns,Some concerns\n",
+        encoding="utf-8",
+    )
+    rows = read_robvis_csv(p)
+    assert [(r.study, r.overall, r.overall_rule, r.notes) for r in rows] == [
+        ("under", H, None, ("Overall: the file says 'Low'; the RoB 2 overall rule gives 'High' from D1-D5",)),
+        ("over", S, None, ("Overall: the file says 'High'; the RoB 2 overall rule gives 'Some concerns' from D1-D5",)),
+        ("ni", L, None, ("Overall: the file says 'No information'; the RoB 2 overall rule gives 'Low' from D1-D5",)),
+        ("same", S, None, ()),
+    ]
+    # the reviewer's optional rule: two Some concerns raise the last row to High, with the note
+    raised = read_robvis_csv(p, multiple_some_concerns_high=2)[3]
+    assert (raised.overall, raised.notes) == (
+        H, ("Overall: the file says 'Some concerns'; the RoB 2 overall rule gives 'High' from D1-D5",)
+    )
+    assert raised.overall_rule == RAISED_2.replace("(D4, D5)", "(D2, D5)")
+
+
+def test_raised_overall_is_written_and_read_back_with_its_note(tmp_path):
+    trial = _trial("t", (L, L, L, S, S), H).model_copy(update={"overall_rule": RAISED_2})
+    rows = robvis_rows([trial])
+    assert rows[0].overall_rule == RAISED_2
+    path = write_robvis_csv(rows, tmp_path / "robvis.csv")
+    assert path.read_text(encoding="utf-8") == (
+        "Study,D1,D2,D3,D4,D5,Overall,Weight\n"
+        f't,Low,Low,Low,Some concerns,Some concerns,"High ({RAISED_2})",1\n'
+    )
+    # read back: the note's threshold is applied again, so the file agrees with itself
+    assert read_robvis_csv(path) == rows
+
+
+def test_cli_says_when_multiple_some_concerns_raised_the_overall(cli, tmp_path, monkeypatch):
+    pytest.importorskip("clinex.rob.evidence")
+    monkeypatch.setenv("CLINEX_DATA", str(tmp_path / "no-models"))
+    trial = tmp_path / "trial.txt"
+    trial.write_text(
+        TRIAL_TXT.replace("Analysis was by intention to treat.\n", "Analysis was by intention to treat.\n\n"
+                          "Results\nAll 120 randomised participants completed follow-up and were included "
+                          "in the analysis; no outcome data were missing.\n"),
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    res = cli("rob", "assess", str(trial), "-o", str(out), "--model", "rules", "--no-plot",
+              "--multiple-some-concerns-high", "2")
+    assert res.code == 0, res.stderr
+    # the CLI listing
+    assert f"trial: Overall {RAISED_2}\n" in res.stdout
+    # the JSON
+    from clinex.rob import read_json
+
+    result = read_json(out / "trial.rob.json")
+    assert [d.risk for d in result.domains] == [L, L, L, S, S]
+    assert (result.overall, result.overall_rule) == (H, RAISED_2)
+    # the HTML report
+    import html
+
+    assert f'<p class="overall-rule">Overall: {html.escape(RAISED_2)}</p>' in (out / "trial.rob.html").read_text(
+        encoding="utf-8"
+    )
+    # the robvis table
+    assert (out / "robvis.csv").read_text(encoding="utf-8").splitlines()[1] == (
+        f'trial,Low,Low,Low,Some concerns,Some concerns,"High ({RAISED_2})",1'
+    )
+    # without the option nothing is raised and no output carries a note
+    plain = cli("rob", "assess", str(trial), "-o", str(tmp_path / "plain"), "--model", "rules", "--no-plot")
+    assert plain.code == 0, plain.stderr
+    assert "raised to High" not in plain.stdout
+    assert read_json(tmp_path / "plain" / "trial.rob.json").overall_rule is None
+    assert (tmp_path / "plain" / "robvis.csv").read_text(encoding="utf-8").splitlines()[1] == (
+        "trial,Low,Low,Low,Some concerns,Some concerns,Some concerns,1"
+    )

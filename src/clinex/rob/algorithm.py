@@ -39,6 +39,8 @@ from clinex.rob.types import Response, RiskLevel
 __all__ = [
     "domain_risk",
     "overall_risk",
+    "overall_judgement",
+    "MULTIPLE_SOME_CONCERNS_SOURCE",
     "all_domain_risks",
     "is_applicable",
     "applicable_questions",
@@ -286,12 +288,64 @@ def overall_risk(
     ...              multiple_some_concerns_high=2)
     'High'
     """
+    return overall_judgement(domain_risks, multiple_some_concerns_high=multiple_some_concerns_high)[0]
+
+
+#: Where the optional "several Some concerns → High" judgement comes from (named in every
+#: note of :func:`overall_judgement`).
+MULTIPLE_SOME_CONCERNS_SOURCE = (
+    "RoB 2: some concerns in multiple domains may lower confidence in the result substantially; "
+    "Sterne et al., BMJ 2019, table 2"
+)
+
+
+def overall_judgement(
+    domain_risks: Mapping[str, str] | Iterable[str],
+    *,
+    multiple_some_concerns_high: int | None = None,
+) -> tuple[RiskLevel, str | None]:
+    """The overall judgement (:func:`overall_risk`) and the rule that raised it, if any.
+
+    Parameters
+    ----------
+    domain_risks : mapping of domain id to risk, or iterable of risks
+        As in :func:`overall_risk`; an iterable is read as D1, D2 ... in order.
+    multiple_some_concerns_high : int or None, default None
+        As in :func:`overall_risk`.
+
+    Returns
+    -------
+    (risk, note)
+        ``note`` is None when the plain RoB 2 rule decided; when the option raised
+        Some concerns to High it says so, with the domains, the threshold and the
+        source, e.g. ``"raised to High: 3 domains with Some concerns (D1, D2, D4),
+        at least 2 asked for (--multiple-some-concerns-high 2; RoB 2: some concerns
+        in multiple domains may lower confidence in the result substantially;
+        Sterne et al., BMJ 2019, table 2)"``.
+
+    Raises
+    ------
+    SchemaError
+        As :func:`overall_risk`.
+
+    References
+    ----------
+    Sterne et al., BMJ 2019;366:l4898, table 2; RoB 2 guidance (22 Aug 2019),
+    "Reaching an overall risk-of-bias judgement".
+
+    Examples
+    --------
+    >>> overall_judgement(["Low", "Some concerns", "Low", "Low", "Low"], multiple_some_concerns_high=2)
+    ('Some concerns', None)
+    """
     if isinstance(domain_risks, Mapping):
         for key in domain_risks:
             domain(key)
+        ids = [str(k) for k in domain_risks]
         risks = list(domain_risks.values())
     else:
         risks = list(domain_risks)
+        ids = [f"D{i}" for i in range(1, len(risks) + 1)]
     if not risks:
         raise SchemaError("no domain judgements to combine", field="domain_risks")
     for r in risks:
@@ -305,13 +359,18 @@ def overall_risk(
             field="multiple_some_concerns_high",
         )
     worst = _worst(risks)
+    concerns = [i for i, r in zip(ids, risks) if r == "Some concerns"]
     if (
         worst == "Some concerns"
         and multiple_some_concerns_high is not None
-        and sum(r == "Some concerns" for r in risks) >= multiple_some_concerns_high
+        and len(concerns) >= multiple_some_concerns_high
     ):
-        return "High"
-    return worst
+        return "High", (
+            f"raised to High: {len(concerns)} domains with Some concerns ({', '.join(concerns)}), "
+            f"at least {multiple_some_concerns_high} asked for (--multiple-some-concerns-high "
+            f"{multiple_some_concerns_high}; {MULTIPLE_SOME_CONCERNS_SOURCE})"
+        )
+    return worst, None
 
 
 def _worst(risks: Iterable[str]) -> RiskLevel:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from clinex.errors import InputError, ModelError, OffsetError, SchemaError
-from clinex.rob.algorithm import domain_risk, is_applicable, overall_risk
+from clinex.rob.algorithm import domain_risk, is_applicable, overall_judgement
 from clinex.rob.schema import DOMAINS, SQ_IDS, judgement_for, sq
 from clinex.rob.types import DomainResult, SQAnswer, TrialAssessment
 from clinex.text import Document, check_span
@@ -177,14 +177,16 @@ def assess(
         The evidence model; by default :func:`default_model` (``"auto"``). Questions
         the model leaves out are answered NI with confidence 0.
     multiple_some_concerns_high : int or None, default None
-        Passed to :func:`~clinex.rob.algorithm.overall_risk`: overall High when at
-        least this many domains are Some concerns (the guidance's optional judgement).
+        Passed to :func:`~clinex.rob.algorithm.overall_judgement`: overall High when at
+        least this many domains are Some concerns (the guidance's optional judgement);
+        the result's ``overall_rule`` then says so.
 
     Returns
     -------
     TrialAssessment
         Domains D1..D5 with all their answers (non-asked questions as ``NA``), the
-        overall judgement, the document's source path (``document.meta["source"]``)
+        overall judgement (with ``overall_rule`` when ``multiple_some_concerns_high``
+        raised it to High), the document's source path (``document.meta["source"]``)
         and the model's name.
 
     Raises
@@ -225,8 +227,8 @@ def assess(
                 answers=tuple(answers[q] for q in d.questions),
             )
         )
-    overall = overall_risk(
-        [d.risk for d in domains], multiple_some_concerns_high=multiple_some_concerns_high
+    overall, overall_rule = overall_judgement(
+        {d.domain: d.risk for d in domains}, multiple_some_concerns_high=multiple_some_concerns_high
     )
     source = document.meta.get("source") if isinstance(document.meta, dict) else None
     return TrialAssessment(
@@ -235,6 +237,7 @@ def assess(
         domains=tuple(domains),
         overall=overall,
         model=model_name(model),
+        overall_rule=overall_rule,
     )
 
 

@@ -32,7 +32,8 @@ def assess_cmd(
     ),
     multiple_some_concerns_high: int = typer.Option(
         None, "--multiple-some-concerns-high", min=2,
-        help="Overall High when at least this many domains are Some concerns (RoB 2's optional judgement).",
+        help="Overall High when at least this many domains are Some concerns (RoB 2's optional judgement); "
+        "every output then says which trials it raised and why.",
     ),
     html: bool = typer.Option(True, "--html/--no-html", help="Write the HTML report of each trial."),
     plot: bool = typer.Option(
@@ -152,6 +153,9 @@ def assess_cmd(
         table.add_row(label, *(d.risk for d in result.domains), result.overall)
     out = Console(width=120, highlight=False)
     out.print(table)
+    for result, _, label in done:  # a judgement --multiple-some-concerns-high changed is never silent
+        if result.overall_rule:
+            out.print(f"{label}: Overall {result.overall_rule}", markup=False, soft_wrap=True)
     for _, written, _ in done:
         for p in written:
             out.print(f"wrote {p}", markup=False, soft_wrap=True)

@@ -6,7 +6,8 @@ spans (character offsets into the document text, half-open, and the 1-based PDF
 page). :func:`read_json` reads it back into the same object.
 
 The HTML report is one file with no external assets (inline CSS, no scripts,
-fonts or images): a summary of the domain and overall judgements, a table per
+fonts or images): a summary of the domain and overall judgements (with the rule
+that raised the overall judgement, ``overall_rule``, when one did), a table per
 domain with each question's wording, answer, judgement, confidence and evidence
 (page and offsets, linked to the text), and the full document text with every
 evidence span highlighted in a ``<mark>`` element whose ``data-start`` and
@@ -236,6 +237,8 @@ def render_html(assessment: TrialAssessment, document: Document) -> str:
     body.append(
         f"<tr><th>Overall</th><th></th><th>{_risk_badge(assessment.overall)}</th></tr></table>"
     )
+    if assessment.overall_rule:
+        body.append(f'<p class="overall-rule">Overall: {esc(assessment.overall_rule)}</p>')
     for d in assessment.domains:
         body.append(
             f'<h2 id="{d.domain}">{d.domain}: {esc(d.name)} {_risk_badge(d.risk)}</h2>'

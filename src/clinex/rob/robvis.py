@@ -4,7 +4,14 @@ robvis (McGuinness & Higgins 2021) reads a RoB 2 table with the columns
 ``Study,D1,D2,D3,D4,D5,Overall,Weight`` and the judgements spelled ``Low``,
 ``Some concerns`` and ``High`` (its ROB2 template). :func:`write_robvis_csv`
 writes that table (UTF-8, comma separated, ``\\n`` line ends, quoting only where
-the csv module needs it) and :func:`read_robvis_csv` reads it back.
+the csv module needs it) and :func:`read_robvis_csv` reads it back, and reads the
+tables reviewers write by hand: judgements in any case, ``No information``, and an
+Overall column that is checked against the RoB 2 overall rule.
+
+An overall judgement that ``--multiple-some-concerns-high`` raised to High is
+written ``High (raised to High: 3 domains with Some concerns ...)``: robvis keeps
+only the first letter of a judgement's words (``clean_data`` in robvis'
+``R/helpers.R``), so it still reads High, and a reader of the file sees why.
 
 A *weights file* (:func:`read_weights`) is a CSV with a header row holding the
 columns ``study`` and ``weight`` (any case; other columns are ignored, so an edited
@@ -28,6 +35,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -46,6 +54,7 @@ __all__ = [
     "robvis_rows",
     "write_robvis_csv",
     "read_robvis_csv",
+    "NO_INFORMATION_NOTE",
     "read_weights",
     "summary_percentages",
 ]
@@ -71,6 +80,14 @@ class RobvisRow(BaseModel):
     overall : RiskLevel
     weight : float, default 1.0
         Positive; robvis weights the summary plot by it.
+    overall_rule : str or None
+        The rule that raised ``overall`` beyond the plain RoB 2 rule
+        (:attr:`clinex.rob.types.TrialAssessment.overall_rule`); written after the
+        Overall judgement in parentheses.
+    notes : tuple of str
+        What :func:`read_robvis_csv` decided for this row and why: a domain read
+        from ``No information``, an Overall in the file that the RoB 2 rule does not
+        give. Not written to the CSV.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -79,6 +96,8 @@ class RobvisRow(BaseModel):
     domains: tuple[RiskLevel, RiskLevel, RiskLevel, RiskLevel, RiskLevel]
     overall: RiskLevel
     weight: float = Field(default=1.0, gt=0.0, allow_inf_nan=False)
+    overall_rule: str | None = None
+    notes: tuple[str, ...] = ()
 
 
 def robvis_rows(
@@ -114,7 +133,8 @@ def robvis_rows(
             raise InputError(f"study {name!r} has no judgement for {', '.join(missing)}",
                              field="domains")
         rows.append(RobvisRow(study=name, domains=tuple(risks[d] for d in _DOMAIN_IDS),
-                              overall=a.overall, weight=weights.get(name, 1.0)))
+                              overall=a.overall, weight=weights.get(name, 1.0),
+                              overall_rule=a.overall_rule))
     return rows
 
 
@@ -151,7 +171,8 @@ def write_robvis_csv(rows: Iterable[RobvisRow], path: str | Path) -> Path:
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(ROBVIS_HEADER)
     for r in rows:
-        writer.writerow([r.study, *r.domains, r.overall, _number(r.weight)])
+        overall = f"{r.overall} ({r.overall_rule})" if r.overall_rule else r.overall
+        writer.writerow([r.study, *r.domains, overall, _number(r.weight)])
     return _write_text(Path(path), buf.getvalue())
 
 
@@ -177,21 +198,97 @@ def _positive(text: str, path: Path, line: int, field: str) -> float:
     return value
 
 
-def read_robvis_csv(path: str | Path) -> list[RobvisRow]:
-    """Read a table written by :func:`write_robvis_csv`.
+#: Judgements as robvis' ROB2 template spells them (``get_judgements`` in robvis'
+#: ``R/helpers.R``), compared case-insensitively with runs of spaces as one, and the
+#: RoB 1 / "Generic" spelling ``Unclear``; ``None`` stands for No information.
+_JUDGEMENTS: dict[str, RiskLevel | None] = {
+    "low": "Low",
+    "some concerns": "Some concerns",
+    "high": "High",
+    "no information": None,
+    "ni": None,
+    "unclear": None,
+}
+_SPELLINGS = "Low, Some concerns, High, No information (any case)"
+#: What a domain judged "No information" counts as, and why.
+NO_INFORMATION_NOTE = (
+    "No information, read as Some concerns: RoB 2 judges a domain Low, Some concerns or High "
+    "only; Low needs information that the trial was sound and High needs a reason to doubt it, "
+    "so a domain that could not be judged is Some concerns (Sterne et al., BMJ 2019, table 2)"
+)
+_NOTE = re.compile(r"\s*\((.*)\)\s*$", re.S)
+_RAISED_AT = re.compile(r"^raised to High: .*at least (\d+) asked for")
 
-    The header must be :data:`ROBVIS_HEADER` (the ``Weight`` column may be left
-    out: every study then weighs 1).
+
+def _judgement(text: str, path: Path, line: int, field: str) -> tuple[RiskLevel | None, str | None]:
+    """(judgement or None for No information, the note in parentheses after it or None)."""
+    note = _NOTE.search(text)
+    word = text[: note.start()] if note else text
+    key = " ".join(word.split()).casefold()
+    if key not in _JUDGEMENTS:
+        raise FormatError(f"{word.strip()!r} not in {_SPELLINGS}", path=path, line=line, field=field)
+    return _JUDGEMENTS[key], (note.group(1).strip() or None) if note else None
+
+
+def read_robvis_csv(path: str | Path, *, multiple_some_concerns_high: int | None = None) -> list[RobvisRow]:
+    """Read a robvis RoB 2 table (one written by :func:`write_robvis_csv`, or by hand).
+
+    The header must be :data:`ROBVIS_HEADER` (any case; the ``Weight`` column may be
+    left out: every study then weighs 1). Judgements are read in any case, with the
+    spellings of robvis' ROB2 template: ``Low``, ``Some concerns``, ``High``, ``No
+    information`` (also ``NI`` and ``Unclear``); text in parentheses after a
+    judgement is a note (``High (raised to High: ...)``, as written for
+    ``--multiple-some-concerns-high``).
+
+    Each row is decided as a reviewer would:
+
+    * a domain judged **No information** counts as **Some concerns**
+      (:data:`NO_INFORMATION_NOTE`: RoB 2 has no such domain judgement), and the
+      row's ``notes`` say so;
+    * the **overall judgement is recomputed** from D1-D5 with the RoB 2 rule
+      (:func:`clinex.rob.algorithm.overall_judgement`: any High → High, all Low →
+      Low, else Some concerns; High when at least ``multiple_some_concerns_high``
+      domains are Some concerns, or the threshold a ``raised to High`` note in the
+      file names). Where the file's Overall differs, ``notes`` name both.
+
+    Parameters
+    ----------
+    path : str or Path
+    multiple_some_concerns_high : int or None, default None
+        As in :func:`clinex.rob.algorithm.overall_judgement` (>= 2), for every row.
+
+    Returns
+    -------
+    list of RobvisRow
+        In file order; ``overall`` is the recomputed judgement, ``overall_rule`` set
+        where the threshold raised it, ``notes`` what else was decided.
 
     Raises
     ------
     InputError
         If the file does not exist.
     FormatError
-        Wrong header, wrong number of fields, a judgement other than ``Low``,
-        ``Some concerns``, ``High``, or a weight that is not a positive number; the
-        message names the file, line and column.
+        Wrong header, wrong number of fields, a judgement not among the spellings
+        above, or a weight that is not a positive number; the message names the
+        file, line and column.
+
+    References
+    ----------
+    Sterne JAC et al., BMJ 2019;366:l4898, table 2 (overall judgement); robvis
+    (McGuinness & Higgins 2021), ``R/helpers.R`` ``get_judgements`` and
+    ``clean_data`` (judgement spellings, read case-insensitively).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.csv"
+    >>> _ = p.write_text("Study,D1,D2,D3,D4,D5,Overall\\nt,low,LOW,some concerns,Low,low,Low\\n")
+    >>> row = read_robvis_csv(p)[0]
+    >>> row.overall, row.notes
+    ('Some concerns', ("Overall: the file says 'Low'; the RoB 2 overall rule gives 'Some concerns' from D1-D5",))
     """
+    from clinex.rob.algorithm import overall_judgement
+
     p = Path(path)
     records = iter(_records(p))
     first = next(records, None)
@@ -199,21 +296,34 @@ def read_robvis_csv(path: str | Path) -> list[RobvisRow]:
         raise FormatError("empty file, expected the header " + ",".join(ROBVIS_HEADER), path=p)
     line, header = first
     header = [h.strip() for h in header]
-    if header not in (list(ROBVIS_HEADER), list(ROBVIS_HEADER[:-1])):
+    folded = [h.casefold() for h in header]
+    if folded not in ([h.casefold() for h in ROBVIS_HEADER], [h.casefold() for h in ROBVIS_HEADER[:-1]]):
         raise FormatError(f"header {','.join(header)!r}, expected {','.join(ROBVIS_HEADER)!r}",
                           path=p, line=line)
+    header = list(ROBVIS_HEADER[: len(header)])
     rows = []
     for line, fields in records:
         if len(fields) != len(header):
             raise FormatError(f"{len(fields)} fields, expected {len(header)}", path=p, line=line)
         values = dict(zip(header, (f.strip() for f in fields)))
-        for col in header[1:7]:
-            if values[col] not in RISKS:
-                raise FormatError(f"{values[col]!r} not in {', '.join(RISKS)}", path=p, line=line,
-                                  field=col)
+        notes: list[str] = []
+        domains: list[RiskLevel] = []
+        for col in _DOMAIN_IDS:
+            risk, _ = _judgement(values[col], p, line, col)
+            if risk is None:
+                notes.append(f"{col}: {NO_INFORMATION_NOTE}")
+                risk = "Some concerns"
+            domains.append(risk)
+        file_overall, file_note = _judgement(values["Overall"], p, line, "Overall")
+        raised = _RAISED_AT.match(file_note or "")
+        threshold = multiple_some_concerns_high or (int(raised.group(1)) if raised else None)
+        overall, rule = overall_judgement(dict(zip(_DOMAIN_IDS, domains)), multiple_some_concerns_high=threshold)
+        if file_overall != overall:
+            said = "No information" if file_overall is None else file_overall
+            notes.append(f"Overall: the file says {said!r}; the RoB 2 overall rule gives {overall!r} from D1-D5")
         weight = _positive(values["Weight"], p, line, "Weight") if "Weight" in values else 1.0
-        rows.append(RobvisRow(study=values["Study"], domains=tuple(values[d] for d in _DOMAIN_IDS),
-                              overall=values["Overall"], weight=weight))
+        rows.append(RobvisRow(study=values["Study"], domains=tuple(domains), overall=overall, weight=weight,
+                              overall_rule=rule, notes=tuple(notes)))
     return rows
 
 

@@ -115,6 +115,10 @@ class TrialAssessment(BaseModel):
         RoB 2 overall judgement.
     model : str
         Evidence model name and version.
+    overall_rule : str or None
+        Set when a rule beyond the plain RoB 2 one decided ``overall``: the note of
+        :func:`clinex.rob.algorithm.overall_judgement` (``"raised to High: 3 domains
+        with Some concerns ..."``); None when the plain rule decided.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -124,3 +128,4 @@ class TrialAssessment(BaseModel):
     domains: tuple[DomainResult, ...] = ()
     overall: RiskLevel
     model: str
+    overall_rule: str | None = None
