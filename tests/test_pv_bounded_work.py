@@ -177,3 +177,23 @@ def test_20kb_of_nested_brackets_is_linear_and_within_seconds() -> None:
     assert full < 20.0, full  # was 32 s on the tester's machine, 165 s here (quadratic)
     assert full < 2.6 * half, (half, full)  # linear: twice the text, about twice the time
     assert full < 6.0 * ordinary, (ordinary, full)  # one sub-word token per bracket: ~4x the tokens
+
+
+def test_texts_over_the_documented_limit_are_refused_before_model_work(monkeypatch) -> None:
+    from clinex.errors import FormatError
+    from clinex.io import limits
+    from clinex.pv.pipeline import extract_records, text_records
+
+    assert limits.MAX_PV_TEXT_CHARS == 1_000_000
+    monkeypatch.setattr(limits, "MAX_PV_TEXT_CHARS", 40)
+    ok = "Amoxicillin caused a rash. She recovered."  # 41 characters: one over
+    assert len(text_records(ok[:40], "note")) == 2
+    with pytest.raises(FormatError) as exc:
+        text_records(ok, "note")
+    assert str(exc.value) == (
+        "[CLX002] field 'text': note: 41 characters, more than MAX_PV_TEXT_CHARS = 40 (clinex.io.limits); "
+        "split it into several files or JSON-lines records"
+    )
+    with pytest.raises(FormatError) as exc:
+        extract_records([("r1", "Fine."), ("r2", ok)], model="no-such-model-is-loaded")
+    assert str(exc.value).startswith("[CLX002] field 'text': record r2: 41 characters, more than")

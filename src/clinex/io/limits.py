@@ -22,6 +22,7 @@ __all__ = [
     "MAX_PDF_FILTERS",
     "MAX_REPORT_FILE_BYTES",
     "MAX_REPORT_CHARS",
+    "MAX_PV_TEXT_CHARS",
 ]
 
 MIB = 1024 * 1024
@@ -75,3 +76,13 @@ MAX_REPORT_CHARS = 1_000_000
 #: text). Reading a 50 MB JATS file took 23 s before it was refused; at this size
 #: the parse takes under 4 s. PDFs are bounded by the ``MAX_PDF_*`` limits instead.
 MAX_REPORT_FILE_BYTES = 8 * MIB
+
+#: Characters of one PHEE extraction input: a plain-text document (before it is cut
+#: into sentences) or one JSON-lines record. The default model reads about 8-20 KB of
+#: ordinary text a second on one core, linear in the length (nested brackets, one
+#: long token and a 410 KB run-on sentence included: issue 21), so this bounds one
+#: input to about one or two minutes; a 50 MB line would take hours and, as one
+#: sentence, several GB of sub-word offsets. Checked by
+#: :func:`clinex.pv.pipeline.text_records` and :func:`clinex.pv.pipeline.extract_records`
+#: before any model work.
+MAX_PV_TEXT_CHARS = 1_000_000

@@ -67,6 +67,20 @@ def sentence_pieces(text: str) -> list[tuple[int, int, str]]:
     return [(s.start, s.end, s.text) for s in split_sentences(text)] or [(0, len(text), text)]
 
 
+def _check_length(text: str, what: str) -> None:
+    """Raise FormatError when ``text`` is over :data:`clinex.io.limits.MAX_PV_TEXT_CHARS`."""
+    from clinex.io import limits
+
+    if len(text) > limits.MAX_PV_TEXT_CHARS:
+        from clinex.errors import FormatError
+
+        raise FormatError(
+            f"{what}: {len(text):,} characters, more than MAX_PV_TEXT_CHARS = {limits.MAX_PV_TEXT_CHARS:,} "
+            "(clinex.io.limits); split it into several files or JSON-lines records",
+            field="text",
+        )
+
+
 def text_records(text: str, name: str) -> list[tuple[str, str, int]]:
     """Plain text -> one ``(id, sentence, offset)`` record per sentence (ids ``NAME_1``, ``NAME_2``...).
 
@@ -75,7 +89,14 @@ def text_records(text: str, name: str) -> list[tuple[str, str, int]]:
     empty or blank text gives one record ``NAME_1`` with that text (and no events).
     ``offset`` is where the sentence starts in ``text`` (code points), for
     :attr:`SentenceEvents.offset`.
+
+    Raises
+    ------
+    FormatError
+        ``text`` is longer than :data:`clinex.io.limits.MAX_PV_TEXT_CHARS` (the
+        message names ``name`` and both lengths, field ``text``).
     """
+    _check_length(text, name)
     return [(f"{name}_{k}", piece, start) for k, (start, _, piece) in enumerate(sentence_pieces(text), start=1)]
 
 
@@ -205,6 +226,9 @@ def extract_records(
         If the model cannot be loaded.
     InputError
         If a record's text holds a lone surrogate (not valid Unicode; names the record).
+    FormatError
+        If a record's text is longer than :data:`clinex.io.limits.MAX_PV_TEXT_CHARS`
+        (names the record), before any model work.
     """
     from clinex.errors import InputError
     from clinex.pv.models import model_id
@@ -212,6 +236,7 @@ def extract_records(
     if offsets is not None and len(offsets) != len(records):
         raise InputError(f"{len(offsets)} offsets for {len(records)} records", field="offsets")
     for rid, text in records:
+        _check_length(text, f"record {rid}")
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
