@@ -197,3 +197,19 @@ def test_texts_over_the_documented_limit_are_refused_before_model_work(monkeypat
     with pytest.raises(FormatError) as exc:
         extract_records([("r1", "Fine."), ("r2", ok)], model="no-such-model-is-loaded")
     assert str(exc.value).startswith("[CLX002] field 'text': record r2: 41 characters, more than")
+
+
+def test_cli_names_the_file_of_a_text_over_the_limit(tmp_path, monkeypatch, cli) -> None:
+    from clinex.io import limits
+
+    monkeypatch.setattr(limits, "MAX_PV_TEXT_CHARS", 40)
+    src = tmp_path / "case.txt"
+    src.write_text("Amoxicillin caused a rash. She recovered.", encoding="utf-8")
+    out = tmp_path / "events.json"
+    result = cli("pv", "extract", "--input", src, "--output", out)
+    assert result.code == 2
+    assert result.stderr.strip() == (
+        f"[CLX002] {src}: field 'text': case: 41 characters, more than MAX_PV_TEXT_CHARS = 40 "
+        "(clinex.io.limits); split it into several files or JSON-lines records"
+    )
+    assert not out.exists()

@@ -165,7 +165,7 @@ def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
                 yield from (ItemError(f"{p}:{e.line}", str(e)) for e in errors)
             else:
                 # the plain-text rule of `clinex pv extract`: blank text is one empty record
-                for rid, sent, start in text_records(read_text(p), p.stem):
+                for rid, sent, start in text_records(read_text(p), p.stem, str(p)):
                     yield Item(rid, (sent, str(p), start))
         except ClinexError as exc:
             yield ItemError(str(p), str(exc))

@@ -87,12 +87,12 @@ def evaluate(
 
 
 # --- extract / train (CRF + model registry; owner: PV-B) --------------------------------
-def _pv_records_from_text(text: str, name: str) -> tuple[list[tuple[str, str]], list[int]]:
+def _pv_records_from_text(text: str, name: str, path: str | None = None) -> tuple[list[tuple[str, str]], list[int]]:
     """Plain text -> records and their offsets in ``text``: :func:`clinex.pv.pipeline.text_records`
     (ids ``NAME_1``...)."""
     from clinex.pv.pipeline import text_records
 
-    pieces = text_records(text, name)
+    pieces = text_records(text, name, path)
     return [(rid, sent) for rid, sent, _ in pieces], [start for _, _, start in pieces]
 
 
@@ -242,7 +242,7 @@ def extract_cmd(
             from clinex.io.textfile import decode_text
 
             decoded = decode_text(data, path=label)
-            records, offsets = _pv_records_from_text(decoded, name)
+            records, offsets = _pv_records_from_text(decoded, name, label)
             if not decoded.strip():  # still one empty record (the one rule for blank text), but say so
                 typer.echo(f"warning: {label}: no text ({len(data)} bytes); one record with no events", err=True)
 

@@ -67,7 +67,7 @@ def sentence_pieces(text: str) -> list[tuple[int, int, str]]:
     return [(s.start, s.end, s.text) for s in split_sentences(text)] or [(0, len(text), text)]
 
 
-def _check_length(text: str, what: str) -> None:
+def _check_length(text: str, what: str, path: str | None = None) -> None:
     """Raise FormatError when ``text`` is over :data:`clinex.io.limits.MAX_PV_TEXT_CHARS`."""
     from clinex.io import limits
 
@@ -77,11 +77,12 @@ def _check_length(text: str, what: str) -> None:
         raise FormatError(
             f"{what}: {len(text):,} characters, more than MAX_PV_TEXT_CHARS = {limits.MAX_PV_TEXT_CHARS:,} "
             "(clinex.io.limits); split it into several files or JSON-lines records",
+            path=path,
             field="text",
         )
 
 
-def text_records(text: str, name: str) -> list[tuple[str, str, int]]:
+def text_records(text: str, name: str, path: str | None = None) -> list[tuple[str, str, int]]:
     """Plain text -> one ``(id, sentence, offset)`` record per sentence (ids ``NAME_1``, ``NAME_2``...).
 
     The one plain-text rule of ``clinex pv extract`` (TEXT, ``.txt``) and
@@ -94,9 +95,10 @@ def text_records(text: str, name: str) -> list[tuple[str, str, int]]:
     ------
     FormatError
         ``text`` is longer than :data:`clinex.io.limits.MAX_PV_TEXT_CHARS` (the
-        message names ``name`` and both lengths, field ``text``).
+        message names ``path`` (the file, when the text came from one), ``name`` and
+        both lengths, field ``text``).
     """
-    _check_length(text, name)
+    _check_length(text, name, path)
     return [(f"{name}_{k}", piece, start) for k, (start, _, piece) in enumerate(sentence_pieces(text), start=1)]
 
 
