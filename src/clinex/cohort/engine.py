@@ -66,8 +66,9 @@ _HISTORY_WORDS = re.compile(r"\b(?:s/p|status post|history of|h/o|hx of|prior|pr
 #: Longest piece without a blank line given to spaCy (characters). medspaCy's ConText
 #: pairs every target with every modifier of a document, so a piece's cost grows with its
 #: square: a pasted flowsheet or a copied-forward list is cut at a line break (one that
-#: starts a new sentence when there is one) after this many characters.
-_CHUNK = 5_000
+#: starts a new sentence when there is one; on one long line, at a space) after this
+#: many characters. Twice :data:`clinex.cohort.nlp.MAX_SENTENCE_CHARS`.
+_CHUNK = 2_000
 _PIECE = 800
 _WORD = re.compile(r"[a-z0-9]+")
 #: A line that continues the previous sentence: indented prose or lower-case start, not a list item.
@@ -428,7 +429,8 @@ class ScreeningEngine:
                     if cut < 0:
                         if e - s <= _CHUNK:
                             break
-                        cut = s + _CHUNK
+                        sp = text.rfind(" ", s + _CHUNK // 2, s + _CHUNK)  # one long line: between words
+                        cut = sp if sp > s else s + _CHUNK
                 cut = cut + 1 if text[cut : cut + 1] == "\n" else cut
                 if cut <= s or cut >= e:
                     break
