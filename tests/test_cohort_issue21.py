@@ -20,7 +20,6 @@ exact evidence (sentence and rule) that decided it:
 from __future__ import annotations
 
 import datetime as dt
-import resource
 import subprocess
 import sys
 import time
