@@ -127,7 +127,9 @@ class LlamaServer:
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self._log = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115
         self.command = [python, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
-                        "--port", str(self.port), "--n_ctx", str(CONTEXT), "--n_threads", str(threads)]
+                        "--port", str(self.port), "--n_ctx", str(CONTEXT), "--n_threads", str(threads),
+                        # the name clinex sends and records in each output's versioned id (else the file's path)
+                        "--model_alias", gguf.stem]
         self.proc = subprocess.Popen(self.command, stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + start_timeout
         import urllib.request
