@@ -66,6 +66,7 @@ def test_mutant_gives_result_or_clinex_error(name: str, data: st.DataObject) -> 
     ("tagtog", "d1.ann.json", ("bigint", 0, 5000), "result", None),
     ("tagtog", "d1.ann.json", ("bigint", 9, 5000), "clinex",
      "[CLX002] {}/d1.ann.json: field 'entities[0].offsets[0].start': integer of 5000 digits"),
+    ("tagtog", "d1.plain.html", ("bigint", 9768, 4301), "result", None),  # page id s<4301 digits>v1
     ("jsonl", "t.jsonl", ("nest10k", 0, "["), "clinex", "[CLX002] {}/t.jsonl:1: JSON nested too deeply"),
     ("phee_json", "s.json", ("nest10k", 0, "{"), "clinex", "[CLX002] {}/s.json:1: JSON nested too deeply"),
     ("jsonl", "t.jsonl", ("token", 30, 1_000_000), "result", None),

@@ -124,7 +124,9 @@ def _read_pages(path: Path) -> list[tuple[str, str]]:
             pages.append((el.get("id"), "".join(el.itertext())))
     if not pages:
         raise FormatError('no <pre id="sNv1"> page elements: not a tagtog plain.html', path=path)
-    pages.sort(key=lambda p: tuple(int(g) for g in _PAGE_ID.match(p[0]).groups()))  # type: ignore[union-attr]
+    # numeric order without int(): a number of thousands of digits is no ValueError
+    pages.sort(key=lambda p: tuple((len(g.lstrip("0")), g.lstrip("0"))
+                                   for g in _PAGE_ID.match(p[0]).groups()))  # type: ignore[union-attr]
     return pages
 
 
