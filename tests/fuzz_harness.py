@@ -261,7 +261,9 @@ def _read_phee(d: Path) -> Any:
 
     skipped: list[ClinexError] = []
     kept = list(iter_phee_json(d / "s.json", "skip", on_error=skipped.append))  # never raises
-    return kept, skipped, read_phee_json(d / "s.json")
+    if not skipped:  # strict mode gives the same sentences: no second full read
+        return kept, skipped
+    return kept, skipped, read_phee_json(d / "s.json")  # raises at the first bad line
 
 
 def _read_jsonl(d: Path) -> Any:
@@ -276,7 +278,9 @@ def _read_jsonl(d: Path) -> Any:
         if exc.code != "CLX003":
             raise
         kept = []
-    return kept, skipped, list(iter_jsonl_texts(p, fallback_text_field="context"))
+    if not skipped:  # strict mode gives the same records: no second full read
+        return kept, skipped
+    return kept, skipped, list(iter_jsonl_texts(p, fallback_text_field="context"))  # raises
 
 
 def _read_brat(d: Path) -> Any:
