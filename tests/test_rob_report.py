@@ -176,3 +176,32 @@ def test_html_says_when_the_overall_was_raised():
         '<p class="overall-rule">Overall: raised to High: 2 domains with Some concerns (D1, D2), '
         "at least 2 asked for (&lt;option&gt;)</p>"
     ) in render_html(raised, doc)
+
+
+def test_traffic_light_stars_a_raised_overall_and_names_the_rule(tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+    from matplotlib.text import Text
+
+    drawn: list[list[str]] = []
+    real = Figure.savefig
+
+    def spy(fig, *args, **kwargs):  # the texts of each figure as it is saved
+        drawn.append([t.get_text() for t in fig.findobj(Text) if t.get_text()])
+        return real(fig, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", spy)
+    one = assess(_doc(), Model())
+    raised = one.model_copy(update={"document_id": "raised trial", "overall_rule": "raised to High: ..."})
+    plain = one.model_copy(update={"document_id": "plain trial"})
+    plot_traffic_light([plain, raised], tmp_path / "p.png", dpi=60)
+    (texts,) = drawn
+    assert texts.count("*") == 1
+    legend = next(t for t in texts if t.startswith("Domains:"))
+    footnote = legend.split("\n* ", 1)[1]  # wrapped to the space left of the judgement legend
+    assert max(map(len, footnote.split("\n"))) <= 65
+    assert footnote.replace("\n", " ") == (
+        "Overall raised to High by --multiple-some-concerns-high (RoB 2's optional rule): raised trial"
+    )
+    drawn.clear()
+    plot_traffic_light([plain], tmp_path / "q.png", dpi=60)
+    assert "*" not in drawn[0] and "raised" not in "".join(drawn[0])

@@ -332,12 +332,26 @@ def test_raised_overall_is_written_and_read_back_with_its_note(tmp_path):
     rows = robvis_rows([trial])
     assert rows[0].overall_rule == RAISED_2
     path = write_robvis_csv(rows, tmp_path / "robvis.csv")
+    # a plain robvis value: robvis reads the file as any other; the rule is in the other outputs
     assert path.read_text(encoding="utf-8") == (
         "Study,D1,D2,D3,D4,D5,Overall,Weight\n"
-        f't,Low,Low,Low,Some concerns,Some concerns,"High ({RAISED_2})",1\n'
+        "t,Low,Low,Low,Some concerns,Some concerns,High,1\n"
     )
-    # read back: the note's threshold is applied again, so the file agrees with itself
-    assert read_robvis_csv(path) == rows
+    # read back: High over two Some concerns is kept as the reviewer's judgement RoB 2 allows
+    (back,) = read_robvis_csv(path)
+    assert (back.domains, back.overall, back.notes) == ((L, L, L, S, S), H, ())
+    assert back.overall_rule == (
+        "High as the file says: 2 domains with Some concerns (D4, D5); RoB 2 lets a reviewer judge "
+        "the result High when some concerns in multiple domains lower confidence in it substantially "
+        "(Sterne et al., BMJ 2019, table 2)"
+    )
+    # one Some concerns is not enough for that: the file's High is recomputed, with the note
+    one = tmp_path / "one.csv"
+    one.write_text("Study,D1,D2,D3,D4,D5,Overall\nu,Low,Low,Low,Low,Some concerns,High\n", encoding="utf-8")
+    (u,) = read_robvis_csv(one)
+    assert (u.overall, u.overall_rule, u.notes) == (
+        S, None, ("Overall: the file says 'High'; the RoB 2 overall rule gives 'Some concerns' from D1-D5",)
+    )
 
 
 def test_cli_says_when_multiple_some_concerns_raised_the_overall(cli, tmp_path, monkeypatch):
@@ -370,7 +384,7 @@ def test_cli_says_when_multiple_some_concerns_raised_the_overall(cli, tmp_path, 
     )
     # the robvis table
     assert (out / "robvis.csv").read_text(encoding="utf-8").splitlines()[1] == (
-        f'trial,Low,Low,Low,Some concerns,Some concerns,"High ({RAISED_2})",1'
+        "trial,Low,Low,Low,Some concerns,Some concerns,High,1"
     )
     # without the option nothing is raised and no output carries a note
     plain = cli("rob", "assess", str(trial), "-o", str(tmp_path / "plain"), "--model", "rules", "--no-plot")

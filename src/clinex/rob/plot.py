@@ -152,10 +152,23 @@ def plot_traffic_light(
                     color="black",
                     zorder=3,
                 )
+                if key == "Overall" and a.overall_rule:
+                    # an overall judgement an optional rule raised: starred, the rule in the footnote
+                    ax.text(col + 0.38, row - 0.3, "*", ha="left", va="center", fontsize=12,
+                            fontweight="bold", color="black", zorder=3)
         ax.axvline(len(columns) - 1.5, color="#999999", linewidth=0.8, zorder=1)
 
         legend_ax.axis("off")
         lines = [f"{d.id}: {d.name}" for d in DOMAINS]
+        raised = [name for name, a in zip(names, assessments) if a.overall_rule]
+        if raised:
+            import textwrap
+
+            lines += textwrap.wrap(
+                "* Overall raised to High by --multiple-some-concerns-high (RoB 2's optional rule): "
+                + ", ".join(_label(x) for x in raised),
+                width=int(0.62 * width * 14),  # characters of 8-point text left of the legend
+            )
         legend_ax.text(
             0.0,
             1.0,

@@ -9,9 +9,11 @@ tables reviewers write by hand: judgements in any case, ``No information``, and 
 Overall column that is checked against the RoB 2 overall rule.
 
 An overall judgement that ``--multiple-some-concerns-high`` raised to High is
-written ``High (raised to High: 3 domains with Some concerns ...)``: robvis keeps
-only the first letter of a judgement's words (``clean_data`` in robvis'
-``R/helpers.R``), so it still reads High, and a reader of the file sees why.
+written as plain ``High``, so that robvis reads the file as it reads any other; the
+rule that raised it is in the JSON (``overall_rule``), the HTML report, the CLI
+listing and the traffic-light plot's footnote. Read back, a ``High`` over domains
+that are only Some concerns (two or more) is kept as the reviewer's judgement, with
+the note :data:`REVIEWER_RAISED_NOTE`: RoB 2 lets a reviewer judge such a trial High.
 
 A *weights file* (:func:`read_weights`) is a CSV with a header row holding the
 columns ``study`` and ``weight`` (any case; other columns are ignored, so an edited
@@ -55,6 +57,7 @@ __all__ = [
     "write_robvis_csv",
     "read_robvis_csv",
     "NO_INFORMATION_NOTE",
+    "REVIEWER_RAISED_NOTE",
     "read_weights",
     "summary_percentages",
 ]
@@ -171,8 +174,7 @@ def write_robvis_csv(rows: Iterable[RobvisRow], path: str | Path) -> Path:
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(ROBVIS_HEADER)
     for r in rows:
-        overall = f"{r.overall} ({r.overall_rule})" if r.overall_rule else r.overall
-        writer.writerow([r.study, *r.domains, overall, _number(r.weight)])
+        writer.writerow([r.study, *r.domains, r.overall, _number(r.weight)])
     return _write_text(Path(path), buf.getvalue())
 
 
@@ -219,6 +221,15 @@ NO_INFORMATION_NOTE = (
 _NOTE = re.compile(r"\s*\((.*)\)\s*$", re.S)
 _RAISED_AT = re.compile(r"^raised to High: .*at least (\d+) asked for")
 
+#: The note of a row whose file says High where D1-D5 hold no High but two or more
+#: Some concerns: RoB 2 (Sterne et al., BMJ 2019, table 2) lets the reviewer judge
+#: such a trial High, so the file's judgement is kept.
+REVIEWER_RAISED_NOTE = (
+    "High as the file says: {k} domains with Some concerns ({ids}); RoB 2 lets a reviewer judge "
+    "the result High when some concerns in multiple domains lower confidence in it substantially "
+    "(Sterne et al., BMJ 2019, table 2)"
+)
+
 
 def _judgement(text: str, path: Path, line: int, field: str) -> tuple[RiskLevel | None, str | None]:
     """(judgement or None for No information, the note in parentheses after it or None)."""
@@ -249,7 +260,10 @@ def read_robvis_csv(path: str | Path, *, multiple_some_concerns_high: int | None
       (:func:`clinex.rob.algorithm.overall_judgement`: any High → High, all Low →
       Low, else Some concerns; High when at least ``multiple_some_concerns_high``
       domains are Some concerns, or the threshold a ``raised to High`` note in the
-      file names). Where the file's Overall differs, ``notes`` name both.
+      file names). A file's ``High`` over two or more Some concerns and no High is
+      kept, as the reviewer's judgement RoB 2 allows (``overall_rule`` is then
+      :data:`REVIEWER_RAISED_NOTE`). Where the file's Overall differs otherwise,
+      ``notes`` name both.
 
     Parameters
     ----------
@@ -318,6 +332,10 @@ def read_robvis_csv(path: str | Path, *, multiple_some_concerns_high: int | None
         raised = _RAISED_AT.match(file_note or "")
         threshold = multiple_some_concerns_high or (int(raised.group(1)) if raised else None)
         overall, rule = overall_judgement(dict(zip(_DOMAIN_IDS, domains)), multiple_some_concerns_high=threshold)
+        concerns = [d for d, r in zip(_DOMAIN_IDS, domains) if r == "Some concerns"]
+        if file_overall == "High" and overall == "Some concerns" and len(concerns) >= 2:
+            overall = "High"
+            rule = REVIEWER_RAISED_NOTE.format(k=len(concerns), ids=", ".join(concerns))
         if file_overall != overall:
             said = "No information" if file_overall is None else file_overall
             notes.append(f"Overall: the file says {said!r}; the RoB 2 overall rule gives {overall!r} from D1-D5")
