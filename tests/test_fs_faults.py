@@ -192,6 +192,22 @@ def test_torn_and_empty_part_files_are_run_again(tmp_path: Path) -> None:
     assert run_batch("pv", [src], out, partition_size=2, model="crf").n_parts_skipped == 3
 
 
+def test_a_part_file_swapped_in_with_the_same_row_count_is_run_again(tmp_path: Path) -> None:
+    # fresh-user QA: part 1 copied over part 2 (same row count, other items) was resumed as
+    # done, giving 2 rows twice and losing 2 others
+    src = _records(tmp_path, 4)
+    out = tmp_path / "run"
+    run_batch("pv", [src], out, partition_size=2, model="crf")  # parts of 2 and 2 rows
+    rows = _rows(out)
+    parts = out / "parts"
+    shutil.copyfile(parts / "part-00000.parquet", parts / "part-00001.parquet")
+    (out / "results.parquet").unlink()
+    again = run_batch("pv", [src], out, partition_size=2, model="crf")
+    assert (again.n_parts, again.n_parts_skipped, again.n_rows) == (2, 1, 4)
+    assert _rows(out) == rows
+    assert len(set(rows)) == 4
+
+
 def test_an_empty_or_torn_manifest_is_rebuilt_from_this_runs_parts(tmp_path: Path) -> None:
     src = _records(tmp_path)
     out = tmp_path / "run"

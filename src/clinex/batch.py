@@ -142,9 +142,8 @@ def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
     plain text split into sentences; a folder gives its ``.jsonl``/``.json``/``.txt``
     (none: one error item). Each item's payload is ``(text, source file, offset)``: the
     offset of a plain-text file's sentence in that file, None for a JSON-lines record."""
-    from clinex.io.jsonl import iter_jsonl_texts
-    from clinex.io.textfile import read_text
-    from clinex.pv.pipeline import text_records
+    from clinex.io.textfile import read_text, require_file
+    from clinex.pv.pipeline import jsonl_records, text_records
 
     for p in _files(path, _PV_SUFFIXES):
         if isinstance(p, ItemError):
@@ -155,9 +154,8 @@ def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
         try:
             if p.suffix in (".jsonl", ".json"):
                 errors: list[ClinexError] = []
-                records = iter_jsonl_texts(
-                    p, fallback_text_field="context", errors="skip", on_error=errors.append
-                )
+                # a record over MAX_PV_TEXT_CHARS is a bad line too, named by file and line
+                records = jsonl_records(require_file(p).read_bytes(), path=p, errors="skip", on_error=errors.append)
                 for rec in records:
                     yield from (ItemError(f"{p}:{e.line}", str(e)) for e in errors)
                     errors.clear()
@@ -481,6 +479,10 @@ def _run_partition(args: tuple[str, int, list[Item], str, dict[str, Any], str]) 
     try:
         write_atomic(_sidecar(part), json.dumps(side), force=True)
         _write_parquet(rows, task.columns, part)
+        # then the part file's checksum: a part file copied or swapped in from elsewhere (same
+        # row count, other items) is told from this partition's own and run again
+        side["sha256"] = _file_sha256(part)
+        write_atomic(_sidecar(part), json.dumps(side), force=True)
     except InputError as exc:
         # returned, not raised: Dask's process scheduler would add the worker's traceback
         # to the message; the caller raises it once the wave is done
@@ -489,9 +491,20 @@ def _run_partition(args: tuple[str, int, list[Item], str, dict[str, Any], str]) 
     return {"index": index, "rows": len(rows), "errors": side["errors"]}
 
 
+def _file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes, read in 1 MiB pieces."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def _read_sidecar(part: Path) -> dict[str, Any] | None:
-    """The sidecar of ``part`` as ``{"rows", "errors", "fingerprint"}`` (None: missing or torn).
-    A sidecar of an older clinex (a bare list of errors) has ``rows`` and ``fingerprint`` None."""
+    """The sidecar of ``part`` as ``{"rows", "errors", "fingerprint", "sha256"}`` (None: missing
+    or torn). A sidecar of an older clinex (a bare list of errors) has ``rows`` and
+    ``fingerprint`` None; ``sha256`` is None when the run stopped between writing the part file
+    and its checksum (the row count is then the check)."""
     try:
         data = json.loads(_sidecar(part).read_text("utf-8"))
         if isinstance(data, list):
@@ -499,7 +512,8 @@ def _read_sidecar(part: Path) -> dict[str, Any] | None:
         errors = [ItemError(**e) for e in data["errors"]]
     except (OSError, ValueError, TypeError, KeyError):
         return None
-    return {"rows": data.get("rows"), "errors": errors, "fingerprint": data.get("fingerprint")}
+    return {"rows": data.get("rows"), "errors": errors, "fingerprint": data.get("fingerprint"),
+            "sha256": data.get("sha256")}
 
 
 def _part_rows(con: Any, part: Path) -> int | None:
@@ -515,8 +529,8 @@ def _part_rows(con: Any, part: Path) -> int | None:
 
 def _done_errors(part: Path, con: Any = None) -> list[ItemError] | None:
     """The item errors of a finished partition, or None when it must be run (again): no
-    part file; a part file DuckDB cannot read (empty, torn) or whose row count differs
-    from its sidecar's; a missing or torn sidecar; or an item error with a code in
+    part file; a part file DuckDB cannot read (empty, torn) or whose row count or SHA-256
+    differs from its sidecar's; a missing or torn sidecar; or an item error with a code in
     :data:`RETRY_CODES`."""
     import duckdb
 
@@ -534,6 +548,8 @@ def _done_errors(part: Path, con: Any = None) -> list[ItemError] | None:
             con.close()
     if rows is None or (side["rows"] is not None and rows != side["rows"]):
         return None
+    if side["sha256"] is not None and _file_sha256(part) != side["sha256"]:
+        return None  # not the part file this partition wrote (copied, swapped or edited)
     errors = side["errors"]
     if any(e.message.startswith(tuple(f"[{c}]" for c in RETRY_CODES)) for e in errors):
         return None
