@@ -482,6 +482,45 @@ def test_a_body_that_is_not_a_json_object_is_named_body(
                               'the body must be a JSON object like {"assessments": [...]})')
 
 
+@pytest.mark.parametrize("content,problem", [
+    (b'{"text": "a", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+     "JSON nested too deeply (arrays or objects inside each other); send a flatter body"),
+    (b'{"text": "rash", "x": ' + b"9" * 5000 + b"}", "a JSON integer of 5,000 digits; at most 4,300 digits are read"),
+    (b'{"text": ' + b"9" * 5000 + b"}", "a JSON integer of 5,000 digits; at most 4,300 digits are read"),
+    (b'{"text": -' + b"1" * 4301 + b"}", "a JSON integer of 4,301 digits; at most 4,300 digits are read"),
+    (b'{"text": "rash \xff"}', "not UTF-8 (byte 0xff at position 15)"),
+])
+def test_a_body_the_json_parser_cannot_read_is_422_on_body(client: TestClient, content: bytes, problem: str) -> None:
+    # FastAPI answers these "400 There was an error parsing the body"; the app says what is wrong
+    for path in ("/api/pv/extract", "/api/rob/json", "/api/cohort/patient"):
+        resp = client.post(path, content=content, headers={"content-type": "application/json"})
+        assert resp.status_code == 422, path
+        assert resp.json() == {"error": {"code": "CLX001", "field": "body",
+                                         "message": f"[CLX001] bad request (body: {problem})"}}, path
+    # 4,300 digits are read (then refused as not a string, naming the field)
+    err = client.post("/api/pv/extract", content=b'{"text": ' + b"9" * 4300 + b"}",
+                      headers={"content-type": "application/json"}).json()["error"]
+    assert (err["field"], err["message"]) == ("text", "[CLX001] bad request (text: Input should be a valid string)")
+
+
+def test_pv_text_over_the_documented_limit_gets_the_limit_message(client: TestClient,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from clinex.io import limits
+
+    resp = client.post("/api/pv/extract", json={"text": "a" * 1_000_001, "unit": "record"})
+    assert resp.status_code == 422
+    assert resp.json() == {"error": {"code": "CLX002", "field": "text", "message": (
+        "[CLX002] field 'text': text: 1,000,001 characters, more than MAX_PV_TEXT_CHARS = 1,000,000 "
+        "(clinex.io.limits); split it into several files or JSON-lines records")}}
+    # one limit: the web reads the constant the pipeline reads (raised or lowered at run time)
+    monkeypatch.setattr(limits, "MAX_PV_TEXT_CHARS", 10)
+    err = client.post("/api/pv/extract", json={"text": "rash rash rash"}).json()["error"]
+    assert err["message"] == ("[CLX002] field 'text': text: 14 characters, more than MAX_PV_TEXT_CHARS = 10 "
+                              "(clinex.io.limits); split it into several files or JSON-lines records")
+    schema = create_app().openapi()["components"]["schemas"]["PVRequest"]["properties"]["text"]
+    assert schema == {"type": "string", "maxLength": 10, "title": "Text"}  # /openapi.json says the same
+
+
 def test_two_xml_patients_are_refused_with_what_to_choose(client: TestClient) -> None:
     xml = (Path(__file__).parent / "data" / "cohort" / "t04_labs.xml").read_text("utf-8")
     two = [{"name": "t04_labs.xml", "text": xml}, {"name": "other.xml", "text": xml}]

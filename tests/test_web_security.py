@@ -131,13 +131,18 @@ def test_docs_page_policy_allows_exactly_its_own_inline_script(client: TestClien
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1:8000", "localhost:8000", "LOCALHOST", "localhost.", "[::1]:8000",
-                                  "testserver"])  # testserver: the address the connection came in on
+                                  "[::1]", "localhost:65535", "testserver"])  # testserver: the address the
+                                                                               # connection came in on
 def test_host_header_naming_this_server_is_served(client: TestClient, host: str) -> None:
     assert client.get("/api/health", headers={"Host": host}).status_code == 200
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:8000", "127.0.0.1.evil.example", "localhost.evil",
-                                  "0.0.0.0:8000", ""])
+                                  "0.0.0.0:8000", "",
+                                  # not host[:port] at all: refused, not read as the part before the odd character
+                                  "localhost:80@evil", "localhost@evil", "localhost:80/evil", "localhost:", "localhost:x",
+                                  "localhost:99999", "localhost:8000:80", "[::1", "[::1]x", "[evil]:80", "::1",
+                                  "localhost evil", "localhost..", ".localhost", "user@localhost"])
 def test_host_header_naming_another_server_is_400(client: TestClient, host: str) -> None:
     resp = client.get("/api/health", headers={"Host": host})
     err = assert_error_shape(resp, 400)
@@ -145,6 +150,18 @@ def test_host_header_naming_another_server_is_400(client: TestClient, host: str)
         "[CLX001] field 'Host': does not name this server (allowed: localhost, 127.0.0.1, ::1, the address the "
         "server listens on, and names given with clinex serve --allow-host or CLINEX_WEB_ALLOWED_HOSTS)")}
     assert resp.headers["connection"] == "close" and _headers_of(resp) == SECURITY_HEADERS
+
+
+@pytest.mark.parametrize("value,parsed", [
+    ("localhost", ("localhost", None)), ("LocalHost.:8000", ("localhost", 8000)), ("127.0.0.1:80", ("127.0.0.1", 80)),
+    ("[::1]", ("::1", None)), ("[::FFFF:127.0.0.1]:443", ("::ffff:127.0.0.1", 443)), ("box_1.lan:0", ("box_1.lan", 0)),
+    ("localhost:80@evil", None), ("localhost:65536", None), ("[::1]:", None), ("[1:2:3]", None), ("a..b", None),
+    ("", None),
+])
+def test_parse_host_reads_only_host_and_port(value: str, parsed: tuple[str, int | None] | None) -> None:
+    from clinex.web.security import parse_host
+
+    assert parse_host(value) == parsed
 
 
 def test_allowed_hosts_from_the_argument_and_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -162,6 +179,11 @@ def test_allowed_hosts_from_the_argument_and_the_environment(monkeypatch: pytest
     ({"Origin": "http://evil.example"}, 403, "Origin"),
     ({"Origin": "null"}, 403, "Origin"),  # a sandboxed frame or a file:// page
     ({"Origin": "http://testserver:8001"}, 403, "Origin"),
+    ({"Origin": "https://testserver"}, 403, "Origin"),  # the same host and port over TLS: another origin
+    ({"Origin": "https://testserver:80"}, 403, "Origin"),
+    ({"Origin": "ftp://testserver"}, 403, "Origin"),
+    ({"Origin": "http://testserver@evil.example"}, 403, "Origin"),
+    ({"Origin": "http://testserver/"}, 403, "Origin"),  # an origin has no path
     ({"Content-Type": "application/x-www-form-urlencoded"}, 415, "Content-Type"),
     ({"Content-Type": "multipart/form-data; boundary=x"}, 415, "Content-Type"),
     ({"Content-Type": "text/plain;charset=UTF-8"}, 415, "Content-Type"),
@@ -187,6 +209,7 @@ def test_cross_site_and_form_posts_are_refused_before_any_work(client: TestClien
     {"Content-Type": "text/plain", "Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"},  # the page
     {"Content-Type": "text/plain", "Sec-Fetch-Site": "same-origin"},
     {"Content-Type": "text/plain", "Origin": "http://testserver"},
+    {"Content-Type": "text/plain", "Origin": "HTTP://TestServer:80"},  # the default port, named
     {"Content-Type": "application/pdf", "Sec-Fetch-Site": "none"},
 ])
 def test_same_origin_and_non_browser_posts_are_served(client: TestClient, headers: dict[str, str]) -> None:
@@ -331,6 +354,8 @@ def test_slow_and_silent_headers_are_closed_after_the_header_timeout(tight: Serv
         assert assert_error_shape(body) == {"code": "CLX001", "field": "headers", "message":
                                             "[CLX001] field 'headers': request headers not received within 2 s "
                                             "(CLINEX_WEB_HEADER_TIMEOUT)"}
+        assert headers == {"content-type": "application/json", "content-length": str(len(d.read.split(b"\r\n\r\n")[1])),
+                           "connection": "close", **SECURITY_HEADERS, "content-security-policy": CSP}
     for sock in silent:  # sent nothing: closed with nothing written (as a browser's spare connection)
         sock.settimeout(5)
         assert sock.recv(1024) == b""
@@ -352,6 +377,32 @@ def test_a_kept_alive_connection_that_starts_a_slow_head_is_closed(tight: Served
         assert sock.recv(1024) == b""
 
 
+@pytest.mark.parametrize("head,field,message", [
+    ("POST /api/pv/extract HTTP/1.1\r\nHost: {host}\r\nContent-Length: ten\r\n\r\n", "body",
+     "[CLX001] field 'body': Content-Length is not a number"),
+    ("POST /api/pv/extract HTTP/1.1\r\nHost: {host}\r\nContent-Length: -1\r\n\r\n", "body",
+     "[CLX001] field 'body': Content-Length is not a number"),
+    ("GET /api/health HTTP/1.1\r\nHost: {host}\r\nno colon here\r\n\r\n", "headers",
+     "[CLX001] field 'headers': not a valid HTTP request (a malformed request line or header)"),
+    ("\x16\x03\x01 hello\r\n\r\n", "headers",  # e.g. TLS sent to the plain-HTTP port
+     "[CLX001] field 'headers': not a valid HTTP request (a malformed request line or header)"),
+])
+def test_a_request_that_is_not_valid_http_gets_a_json_400_with_the_security_headers(
+    tight: Served, head: str, field: str, message: str,
+) -> None:
+    with _connect(tight) as sock:
+        sock.sendall(head.format(host=f"127.0.0.1:{tight.port}").encode("latin-1"))
+        sock.settimeout(10)
+        raw = b""
+        while chunk := sock.recv(65536):  # the server closes after its answer
+            raw += chunk
+    status, headers, body = _response(raw)
+    assert status == 400 and raw.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+    assert headers == {"content-type": "application/json", "content-length": str(len(raw.split(b"\r\n\r\n")[1])),
+                       "connection": "close", **SECURITY_HEADERS, "content-security-policy": CSP}
+    assert assert_error_shape(body) == {"code": "CLX001", "message": message, "field": field}
+
+
 def test_the_rest_of_a_body_no_request_reads_is_cut_off(tight: Served) -> None:
     # a 404 is answered before the body is read; a client that keeps sending it is closed
     head = (f"POST /nosuch HTTP/1.1\r\nHost: 127.0.0.1:{tight.port}\r\n"
@@ -364,10 +415,15 @@ def test_the_rest_of_a_body_no_request_reads_is_cut_off(tight: Served) -> None:
 
 
 def test_real_server_refuses_a_forged_host_and_cross_site_posts(tight: Served) -> None:
-    resp = httpx.get(tight.url + "/api/health", headers={"Host": "rebound.evil.example:80"})
-    assert assert_error_shape(resp, 400)["field"] == "Host"
-    resp = httpx.post(tight.url + "/api/pv/extract", json={"text": "x"}, headers={"Origin": "http://evil.example"})
-    assert assert_error_shape(resp, 403)["field"] == "Origin"
+    for host in ("rebound.evil.example:80", "localhost:80@evil", f"127.0.0.1:{tight.port}@evil"):
+        resp = httpx.get(tight.url + "/api/health", headers={"Host": host})
+        assert assert_error_shape(resp, 400)["field"] == "Host"
+    for origin in ("http://evil.example", f"https://127.0.0.1:{tight.port}"):  # this server serves http only
+        resp = httpx.post(tight.url + "/api/pv/extract", json={"text": "x"}, headers={"Origin": origin})
+        assert assert_error_shape(resp, 403)["field"] == "Origin"
+    resp = httpx.post(tight.url + "/api/rob/assess", params={"filename": "t.txt", "model": "cues"},
+                      content=TRIAL.encode(), headers={"Origin": f"http://127.0.0.1:{tight.port}"})
+    assert resp.status_code == 200  # the page's own origin
     resp = httpx.post(tight.url + "/api/rob/assess", params={"filename": "t.txt"},
                       content=TRIAL.encode(), headers={"content-type": "application/x-www-form-urlencoded"})
     assert assert_error_shape(resp, 415)["field"] == "Content-Type"

@@ -110,6 +110,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 import tempfile
 import threading
 import zipfile
@@ -123,12 +124,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
 from clinex import __version__
 from clinex.errors import ClinexError, FormatError, InputError, ModelError, SchemaError
+from clinex.io import limits
 from clinex.web.guard import BodyDeadline, BodyTimedOut, BodyTooLarge, Guard, Pool, TimedOut
 from clinex.web.guard import File as _File
 from clinex.web.guard import error as _error
@@ -149,12 +151,29 @@ _PVFormat = Literal["phee", "brat", "csv"]  # downloads of PV results
 _CohortFormat = Literal["xml", "json", "csv"]  # downloads of cohort results
 
 
+def _pv_text_schema(schema: dict[str, Any]) -> None:
+    schema["maxLength"] = limits.MAX_PV_TEXT_CHARS  # read when /openapi.json is made, as the check reads it
+
+
 class PVRequest(BaseModel):
     """Body of ``POST /api/pv/extract``: text to split into sentences, and the model name."""
 
-    text: str = Field(max_length=1_000_000)
+    # text: at most clinex.io.limits.MAX_PV_TEXT_CHARS characters, checked while the body is
+    # validated (before the request waits for a worker) by the PV pipeline's own check, so the
+    # answer is its [CLX002] message (docs/batch-and-web.md, "Limits")
+
+    text: str = Field(json_schema_extra=_pv_text_schema)
     model: str = "auto"
     unit: Literal["text", "record"] = "text"
+
+    @field_validator("text")
+    @classmethod
+    def _not_too_long(cls, text: str) -> str:
+        if len(text) > limits.MAX_PV_TEXT_CHARS:
+            from clinex.pv.pipeline import text_records
+
+            text_records(text, "text")  # raises the pipeline's FormatError before any splitting
+        return text
 
 
 # ----------------------------------------------------------------------------- uploads
@@ -651,6 +670,34 @@ def _whole_body_problem(errors: list[Any], path: str) -> str | None:
     return None
 
 
+_INT_DIGITS = re.compile(r"value has (\d+) digits")
+
+
+def _unreadable_body(exc: HTTPException) -> str | None:
+    """What kept a JSON body from being read at all, when FastAPI's "There was an error
+    parsing the body" (a 400) hides it; None for any other HTTP error.
+
+    FastAPI turns a :class:`json.JSONDecodeError` into a validation error (answered by
+    :func:`_whole_body_problem`), but every other exception of :func:`json.loads` into that
+    400, raised ``from`` the original: arrays or objects nested deeper than the parser's
+    recursion limit (:class:`RecursionError`), an integer longer than
+    :func:`sys.get_int_max_str_digits` (4,300 digits by default; Python 3.11's limit on
+    integer parsing, CVE-2020-10735), or bytes that are not UTF-8.
+    """
+    cause = exc.__cause__
+    if exc.status_code != 400 or cause is None:
+        return None
+    if isinstance(cause, RecursionError):
+        return "JSON nested too deeply (arrays or objects inside each other); send a flatter body"
+    if isinstance(cause, UnicodeDecodeError):
+        return f"not UTF-8 (byte 0x{cause.object[cause.start]:02x} at position {cause.start})"
+    digits = _INT_DIGITS.search(str(cause)) if isinstance(cause, ValueError) else None
+    if digits is not None:
+        return (f"a JSON integer of {int(digits.group(1)):,} digits; at most {sys.get_int_max_str_digits():,} "
+                "digits are read")
+    return None
+
+
 _BINARY = {"schema": {"type": "string", "format": "binary"}}
 
 
@@ -799,6 +846,9 @@ def create_app(
     async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
         if isinstance(exc, (BodyTooLarge, BodyTimedOut)):
             return _error(exc.status_code, "CLX001", exc.detail, "body", dict(exc.headers or {}))
+        unreadable = _unreadable_body(exc)
+        if unreadable is not None:
+            return _error(422, "CLX001", str(InputError(f"bad request (body: {unreadable})")), "body")
         path = request.url.path[:200]
         if exc.status_code == 404:
             message = f"no such endpoint: {path}"

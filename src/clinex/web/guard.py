@@ -38,7 +38,7 @@ from clinex.errors import ClinexError, InputError
 
 __all__ = [
     "HEAVY", "BodyDeadline", "BodyTimedOut", "BodyTooLarge", "File", "Guard", "Pool", "TimedOut",
-    "ascii_name", "error", "error_content", "send_error", "setting",
+    "ascii_name", "content_length_message", "error", "error_content", "send_error", "setting",
 ]
 
 Scope = dict[str, Any]
@@ -128,6 +128,12 @@ class BodyTimedOut(HTTPException):
             f"{timeout} s, CLINEX_WEB_BODY_TIMEOUT, plus 1 s per {min_rate} bytes received, "
             "CLINEX_WEB_BODY_MIN_RATE)", field="body"))
         super().__init__(408, message, headers={"Connection": "close"})
+
+
+def content_length_message() -> str:
+    """The message of a 400 for a ``Content-Length`` that is not a number (whoever sees it
+    first: :class:`Guard`, or the HTTP server's parser in :mod:`clinex.web.server`)."""
+    return str(InputError("Content-Length is not a number", field="body"))
 
 
 def too_large_message(limit: int) -> str:
@@ -343,8 +349,8 @@ class Guard:
             except ValueError:
                 length = -1
             if length < 0:
-                msg = str(InputError("Content-Length is not a number", field="body"))
-                await send_error(send, 400, error_content("CLX001", msg, "body"), {"Connection": "close"})
+                await send_error(send, 400, error_content("CLX001", content_length_message(), "body"),
+                                 {"Connection": "close"})
                 return
             if length > limit:
                 await send_error(send, 413, error_content("CLX001", too_large_message(limit), "body"),

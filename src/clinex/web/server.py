@@ -6,7 +6,10 @@ client that sends one byte every few seconds holds its connection (and file desc
 for as long as it likes. :class:`HeaderTimeoutProtocol` adds that limit to uvicorn's h11
 protocol: a connection with no request in progress (new, or between two requests) that
 has not sent a complete request head within ``header_timeout`` seconds is closed, with a
-408 answer in the app's error shape when it had sent part of one. The same timer covers
+408 answer in the app's error shape when it had sent part of one. A request head that is
+not valid HTTP (a ``Content-Length`` that is not a number, a malformed line) is answered
+400 in the same shape, not with uvicorn's plain text; both carry the security headers of
+every answer (:data:`clinex.web.security.SECURITY_HEADERS`). The same timer covers
 the rest of a body that no request is reading any more (a refused upload that keeps
 dripping). The body of a request being handled is timed by the app itself
 (:class:`clinex.web.guard.BodyDeadline`).
@@ -19,19 +22,22 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from clinex.errors import InputError
-from clinex.web.guard import error_content, setting
+from clinex.web.guard import content_length_message, error_content, setting
+from clinex.web.security import SECURITY_HEADERS
 
-__all__ = ["HEADER_TIMEOUT", "HeaderTimeoutProtocol", "header_timeout_protocol", "serve"]
+__all__ = ["HEADER_TIMEOUT", "HeaderTimeoutProtocol", "header_timeout_protocol", "raw_error", "serve"]
 
 HEADER_TIMEOUT = 20
 """Seconds a connection may take to send a complete request head (``CLINEX_WEB_HEADER_TIMEOUT``)."""
 
+_REASONS = {400: b"Bad Request", 408: b"Request Timeout"}
 _WILDCARDS = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 - names of "every interface", never a Host
 
 
@@ -83,11 +89,49 @@ class HeaderTimeoutProtocol(H11Protocol):
             message = str(InputError(
                 f"request headers not received within {self.header_timeout:g} s (CLINEX_WEB_HEADER_TIMEOUT)",
                 field="headers"))
-            body = json.dumps(error_content("CLX001", message, "headers")).encode("utf-8")
-            self.transport.write(
-                b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
-                b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(body), body))
+            self.transport.write(raw_error(408, message, "headers"))
         self.transport.close()
+
+    def send_400_response(self, msg: str) -> None:
+        """Answer a request that is not valid HTTP (h11 refused its head) in the app's error
+        shape, with the security headers, and close (uvicorn's own answer is plain text).
+
+        uvicorn calls this while handling h11's ``RemoteProtocolError``, which says what was wrong.
+        """
+        problem = str(sys.exception() or "")
+        if problem == "bad Content-Length":  # h11: not a number
+            self.transport.write(raw_error(400, content_length_message(), "body"))
+        else:  # h11's other messages may quote the request: not repeated
+            message = str(InputError("not a valid HTTP request (a malformed request line or header)",
+                                     field="headers"))
+            self.transport.write(raw_error(400, message, "headers"))
+        self.transport.close()
+
+
+def raw_error(status: int, message: str, field: str | None) -> bytes:
+    """A whole HTTP/1.1 answer in the app's error shape (``CLX001``), for the protocol to
+    write itself: the security headers of every answer
+    (:data:`clinex.web.security.SECURITY_HEADERS`) and ``Connection: close``.
+
+    Parameters
+    ----------
+    status : int
+        400 or 408.
+    message : str
+        The ``[CLX001] ...`` message.
+    field : str or None
+        The field it names.
+
+    Returns
+    -------
+    bytes
+        The status line, the headers and the JSON body.
+    """
+    body = json.dumps(error_content("CLX001", message, field)).encode("utf-8")
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode("ascii")),
+               (b"connection", b"close"), *SECURITY_HEADERS]
+    head = b"HTTP/1.1 %d %s\r\n" % (status, _REASONS[status])
+    return head + b"".join(k + b": " + v + b"\r\n" for k, v in headers) + b"\r\n" + body
 
 
 def header_timeout_protocol(seconds: int | None = None) -> type[HeaderTimeoutProtocol]:
