@@ -93,7 +93,7 @@ def test_lab_values_with_units_and_ranges(own: dict) -> None:
     start = p.text.index(line)
     assert (ev.span.start, ev.span.end) == (start, start + len(line))
     assert ev.value == pytest.approx(140 / 88.4, abs=1e-3)
-    assert ev.rule == "CREATININE.serum_creatinine:value=140 (ULN 1.24)"
+    assert ev.rule == "CREATININE.serum_creatinine:value=140 (ULN 110 umol/L = 1.24 mg/dL)"
     (a1c,) = d["HBA1C"].evidence  # 9.6 in the table is out; 6.5 (boundary) is in; goals are not values
     assert a1c.value == 6.5 and a1c.record_date == dt.date(2066, 9, 1)
 

@@ -192,8 +192,8 @@ LAB_CASES = [
     ("Creatinine 120 umol/L", "CREATININE", "not met", "CREATININE.serum_creatinine:value-not-meeting=120"),
     ("Creatinine 120 \u03bcmol/L", "CREATININE", "not met", "CREATININE.serum_creatinine:value-not-meeting=120"),
     ("Creatinine 150 umol/L", "CREATININE", "met", "CREATININE.serum_creatinine:value=150"),
-    ("Creatinine 120 umol/L (nl 60-110)", "CREATININE", "met", "CREATININE.serum_creatinine:value=120 (ULN 1.24)"),
-    ("Creatinine 100 umol/L (nl 60-110)", "CREATININE", "not met", "CREATININE.serum_creatinine:value-not-meeting=100 (ULN 1.24)"),
+    ("Creatinine 120 umol/L (nl 60-110)", "CREATININE", "met", "CREATININE.serum_creatinine:value=120 (ULN 110 umol/L = 1.24 mg/dL)"),
+    ("Creatinine 100 umol/L (nl 60-110)", "CREATININE", "not met", "CREATININE.serum_creatinine:value-not-meeting=100 (ULN 110 umol/L = 1.24 mg/dL)"),
     # results printed as bounds
     ("Creatinine <0.5", "CREATININE", "not met", "CREATININE.serum_creatinine:value-not-meeting=<0.5"),
     ("Creatinine >10", "CREATININE", "met", "CREATININE.serum_creatinine:value=>10"),

@@ -62,7 +62,7 @@ def test_screen_json_has_evidence_offsets(cli, folder: Path, tmp_path: Path) -> 
     text = read_patient(DATA / "t04_labs.xml").text
     assert text[ev["start"] : ev["end"]] == ev["sentence"] == "Outside labs: creatinine 140 umol/L (ref 60-110)."
     assert ev["record_date"] == "2066-09-01"
-    assert ev["rule"] == "CREATININE.serum_creatinine:value=140 (ULN 1.24)"
+    assert ev["rule"] == "CREATININE.serum_creatinine:value=140 (ULN 110 umol/L = 1.24 mg/dL)"
     assert ev["source"] == "CREATININE.v1"
     assert ev["value"] == pytest.approx(1.5837, abs=1e-4)
     assert data["t04_labs"]["ABDOMINAL"] == {"label": "not met", "score": 0.0, "evidence": []}

@@ -49,7 +49,7 @@ from clinex.cohort.criteria import (
     Rule,
     load_criteria,
 )
-from clinex.cohort.labs import find_lab_values, lab_holds
+from clinex.cohort.labs import find_lab_values, lab_holds, uln_shown
 from clinex.cohort.timeline import event_date, within_window
 from clinex.cohort.types import Decision, Evidence, Patient
 from clinex.errors import InputError, ModelError
@@ -613,7 +613,7 @@ class ScreeningEngine:
             for v in find_lab_values(p.text, spec, s, e):
                 ok = lab_holds(v, spec)
                 ls, le = _value_sentence(p.text, s, e, v.name_start, v.end)
-                uln = f" (ULN {v.ref_high:.3g})" if (spec.above_reference and v.ref_high is not None) else ""
+                uln = f" (ULN {uln_shown(v, spec)})" if (spec.above_reference and v.ref_high is not None) else ""
                 (ev if ok else counter).append(
                     Evidence(
                         span=Span(fragments=(Fragment(start=ls, end=le, text=p.text[ls:le]),), label=crit.name, source=crit.rule_id),

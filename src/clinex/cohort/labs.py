@@ -19,6 +19,9 @@ that follow on the same line:
   in the analyte's slot (0.9);
 * a flowsheet whose header row names the analyte (``Date  A1c  Cr``) → the cells of
   its column in the rows below, up to a blank line;
+* numbers with commas (:func:`read_number`, the one number reader of this module):
+  ``1,040`` is a thousand and forty, ``1,2`` is 1.2 (a decimal comma), ``1.2,1.4`` is
+  a list of two values, and an ambiguous run (``1,2,3``, ``1.2,14``) is not read;
 * thresholds are not results: a number after ``<``, ``>``, ``goal``, ``target``,
   ``above``, ``below`` is skipped, and a name preceded by an ``exclude_before``
   hit (``goal A1c``, ``urine creatinine``, ``if A1c``) is skipped altogether.
@@ -42,12 +45,25 @@ from functools import lru_cache
 
 from clinex.cohort.criteria import LabSpec
 
-__all__ = ["LabValue", "find_lab_values", "lab_holds"]
+__all__ = ["LabValue", "find_lab_values", "lab_holds", "read_number", "read_numbers", "uln_shown"]
 
-_NUM = r"\d+(?:\.\d+)?|\.\d+"
+#: One number as a US note prints it: thousands grouped by commas ("1,040", "12,500.5"),
+#: a decimal comma followed by one or two digits ("1,2", "12,75"), or plain ("1.2", ".9").
+#: A comma form is never cut out of a longer comma run ("1,2,3" is no "1,2").
+#: Atomic, so that a longer number is never cut short ("1.2" of "1.2,1.4" is no "1").
+_NUM = (
+    r"(?>\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d.]|,\d)"
+    r"|\d+,\d{1,2}(?![\d.]|,\d)"
+    r"|\d+(?:\.\d+)?|\.\d+)"
+)
+_NUMBER = re.compile(rf"(?:{_NUM})(?![\d/]|,\d)")
+#: A run of digits joined by commas (and dots) that no single-number form covers:
+#: a list without spaces ("1.2,1.4") or an ambiguous number ("1,2,3"); see :func:`read_numbers`.
+_RUN = r"\d(?:[\d.]*\d)?(?:,\d(?:[\d.]*\d)?)+"
 _TOKEN = re.compile(
-    rf"(?P<range>(?!(?:19|20)\d\d\b)(?:{_NUM})\s*(?:-|–|to)\s*(?!(?:19|20)\d\d\b)(?:{_NUM})(?![\d/]))"
-    rf"|(?P<num>(?:{_NUM})(?![\d/]))"
+    rf"(?P<range>(?!(?:19|20)\d\d\b)(?:{_NUM})\s*(?:-|–|to)\s*(?!(?:19|20)\d\d\b)(?:{_NUM})(?![\d/]|,\d))"
+    rf"|(?P<num>(?:{_NUM})(?![\d/]|,\d))"
+    rf"|(?P<run>{_RUN})(?![\d/])"
     r"|(?P<date>\d+/\d+(?:/\d+)?)"
     r"|(?P<word>[A-Za-zµμ%][A-Za-z0-9µμ%/.]*)"
     r"|(?P<cmp><=|>=|<|>|≤|≥)"
@@ -66,6 +82,91 @@ _CONNECTIVES = {
     "previous", "previously", "initial", "initially", "normal", "abnormal", "ul", "ll", "nl", "lo",
 }
 _REF_WORDS = {"ref", "range", "reference", "normal", "nl"}
+
+_PLAIN = re.compile(r"\d+(?:\.\d+)?|\.\d+")
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_DECIMAL_COMMA = re.compile(r"\d+,\d{1,2}")
+_DOT_DECIMAL = re.compile(r"\d+\.\d+")
+
+
+def read_number(raw: str) -> float | None:
+    """The value of one number as printed in a lab position, or None when it is ambiguous.
+
+    The one number reader of :mod:`clinex.cohort.labs` (prose, ranges, bounds, slash
+    panels, flowsheet cells). A comma followed by exactly three digits, in groups after
+    one to three leading digits, is a thousands separator ("1,040" is 1040, "10,500.5"
+    is 10500.5); a single comma followed by one or two digits is a decimal comma, as
+    European laboratories print it ("1,2" is 1.2, "12,75" is 12.75). Anything else with
+    a comma ("1,2,3", "1,0400", "1,2.5", "1.040,5") could be several values or one, so
+    it is not read: a wrong creatinine or HbA1c value decides a criterion, a missing
+    one only leaves it to the other values of the note.
+
+    Parameters
+    ----------
+    raw : str
+        The number's characters, without sign or unit.
+
+    Returns
+    -------
+    float or None
+        The value; None when ``raw`` is not one unambiguous number.
+
+    References
+    ----------
+    .. [1] NIST SP 811 (2008), §10.5.2-10.5.3: the decimal marker is the point on the
+       line (US) or the comma (ISO 80000-1, most of Europe); three-digit groups
+       separated by commas are the US thousands grouping.
+
+    Examples
+    --------
+    >>> read_number("1,040"), read_number("1,2"), read_number("1.2"), read_number("1,2,3")
+    (1040.0, 1.2, 1.2, None)
+    """
+    if _PLAIN.fullmatch(raw) or _THOUSANDS.fullmatch(raw):
+        return float(raw.replace(",", ""))
+    if _DECIMAL_COMMA.fullmatch(raw):
+        return float(raw.replace(",", "."))
+    return None
+
+
+def read_numbers(raw: str) -> list[tuple[float, int, int]]:
+    """The values of a comma run without spaces: ``(value, start, end)`` offsets into ``raw``.
+
+    One number (:func:`read_number`) gives one value. A run of dot-decimals joined by
+    commas is a list ("1.2,1.4" is 1.2 then 1.4: a number holds no comma after its
+    decimal point in either writing). Any other run ("1,2,3": 1.2 and 3, or 1, 2 and 3?
+    "1.2,14") gives no value.
+
+    Examples
+    --------
+    >>> read_numbers("1.2,1.4"), read_numbers("1,2,3")
+    ([(1.2, 0, 3), (1.4, 4, 7)], [])
+    """
+    one = read_number(raw)
+    if one is not None:
+        return [(one, 0, len(raw))]
+    parts = raw.split(",")
+    if not all(_DOT_DECIMAL.fullmatch(x) for x in parts):
+        return []
+    out: list[tuple[float, int, int]] = []
+    pos = 0
+    for x in parts:
+        out.append((float(x), pos, pos + len(x)))
+        pos += len(x) + 1
+    return out
+
+
+def _num(raw: str) -> float:
+    """:func:`read_number` of a string a number pattern of this module matched."""
+    v = read_number(raw)
+    if v is None:  # pragma: no cover - the patterns match only readable numbers
+        raise ValueError("a lab number pattern matched a string that is not one number")
+    return v
+
+
+#: A number that does not go on as another number ("1.2" of "1.2.3", "1" of "1,2,3" are none).
+_NUM_END = r"(?![.,]?\d)"
+_CELL_NUMBER = re.compile(rf"(?:{_NUM}){_NUM_END}")
 
 
 @dataclass(frozen=True)
@@ -215,17 +316,17 @@ def _column_values(text: str, line_start: int, ns: int, ne: int, end: int, spec:
         cells = [(m.start() + pos, m.group()) for m in _CELL.finditer(row)]
         if len(cells) == len(header):
             off, cell = cells[col]
-            num = re.match(r"(\d+(?:\.\d+)?)", cell)
+            num = _CELL_NUMBER.match(cell)
             if num:
-                v, _ = _convert(float(num.group(1)), _unit_after(text, off + num.end(), spec), spec)
+                v, _ = _convert(_num(num.group()), _unit_after(text, off + num.end(), spec), spec)
                 if v is not None:
-                    out.append(LabValue(v, num.group(1), None, None, off, off + num.end(), ns, ne))
+                    out.append(LabValue(v, num.group(), None, None, off, off + num.end(), ns, ne))
         pos = nxt + 1
     return out
 
 
 _PANEL_NAMES = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:/[A-Za-z][A-Za-z0-9]*)+")
-_PANEL_VALUES = re.compile(r"[\s:=]*((?:\d+(?:\.\d+)?)(?:/\d+(?:\.\d+)?)+)")
+_PANEL_VALUES = re.compile(rf"[\s:=]*((?:{_NUM}){_NUM_END}(?:/(?:{_NUM}){_NUM_END})+)")
 
 
 def _slash_panel(text: str, ns: int, ne: int, end: int, spec: LabSpec) -> list[LabValue]:
@@ -253,7 +354,7 @@ def _slash_panel(text: str, ns: int, ne: int, end: int, spec: LabSpec) -> list[L
         return []
     off = vm.start(1) + sum(len(r) + 1 for r in raws[:idx])
     raw = raws[idx]
-    v, _ = _convert(float(raw), None, spec)
+    v, _ = _convert(_num(raw), None, spec)
     return [] if v is None else [LabValue(v, raw, None, None, off, off + len(raw), ns, ne)]
 
 
@@ -272,7 +373,7 @@ _FLAGS = {"H": "H", "HI": "H", "Hi": "H", "HIGH": "H", "High": "H", "high": "H",
 #: What may stand between a value and its flag: brackets, a unit, a reference range.
 _BEFORE_FLAG = re.compile(
     r"[\s()\[\]*,:]*(?:(?:mg/dl|[uµμ]mol/l|%)[\s()\[\]*,:]*)?"
-    r"(?:(?:ref|nl|normal|range)?[\s:]*\d+(?:\.\d+)?\s*(?:-|–|to)\s*\d+(?:\.\d+)?[\s()\[\]*,]*)?",
+    rf"(?:(?:ref|nl|normal|range)?[\s:]*(?:{_NUM})\s*(?:-|–|to)\s*(?:{_NUM})[\s()\[\]*,]*)?",
     re.I,
 )
 
@@ -345,8 +446,8 @@ def _read_values(
                 factor = 1.0
                 if values:
                     unit = unit or values[-1].unit
-                _, factor = _convert(float(values[-1].raw) if values else float(hi_s), unit, spec)
-                hi = float(hi_s) * factor
+                _, factor = _convert(_num(values[-1].raw) if values else _num(hi_s), unit, spec)
+                hi = _num(hi_s) * factor
                 if values and values[-1].ref_high is None:
                     v = values[-1]
                     values[-1] = LabValue(v.value, v.raw, v.unit, hi, v.start, v.end, v.name_start, v.name_end, v.flag, v.cmp)
@@ -356,46 +457,61 @@ def _read_values(
             unit = _unit_after(text, t.end(), spec)
             hi_start = t.start() + s.rfind(hi_s)
             for raw, off in ((lo_s, t.start()), (hi_s, hi_start)):
-                v, _ = _convert(float(raw), unit, spec)
+                v, _ = _convert(_num(raw), unit, spec)
                 if v is not None:
                     values.append(LabValue(v, raw, unit, None, off, off + len(raw), ns, ne))
             continue
-        # a number
-        if ref_bound:
-            ref_bound = False
-            v = values[-1]
-            if v.ref_high is None:
-                hi = float(s) * (spec.conversions.get(v.unit, 1.0) if v.unit else (v.value / float(v.raw) if float(v.raw) else 1.0))
-                values[-1] = LabValue(v.value, v.raw, v.unit, hi, v.start, v.end, v.name_start, v.name_end, v.flag, v.cmp)
-            continue
-        if skip_next:
-            skip_next = False
-            continue
-        raw_f = float(s)
-        if re.fullmatch(r"(19|20)\d\d", s):
-            continue
-        if pending_ref:
-            pending_ref = False
-            continue
-        unit = _unit_after(text, t.end(), spec)
-        v, factor = _convert(raw_f, unit, spec)
-        if v is None:
-            if values:
-                break
-            continue
-        ref_high = None
-        if pre_ref is not None and not values:
-            ref_factor = spec.conversions.get(pre_ref[2], factor) if pre_ref[2] else factor  # "(60-110 umol/L)"
-            ref_high = float(pre_ref[1]) * ref_factor
-            pre_ref = None
-        values.append(LabValue(v, s, unit, ref_high, t.start(), t.end(), ns, ne, None, pending_cmp))
-        pending_cmp = None
+        # a number, or a comma run read as a list of numbers ("1.2,1.4")
+        if kind == "run":
+            parts = [(s[a:b], t.start() + a, t.start() + b) for _, a, b in read_numbers(s)]
+            if not parts:
+                # "Cr 1,2,3": one value or several? Not read, and what it answered is spent
+                skip_next = ref_bound = pending_ref = False
+                pending_cmp = None
+                continue
+        else:
+            parts = [(s, t.start(), t.end())]
+        stop = False
+        for s, n_start, n_end in parts:
+            if ref_bound:
+                ref_bound = False
+                v = values[-1]
+                if v.ref_high is None:
+                    raw_v = _num(v.raw)
+                    hi = _num(s) * (spec.conversions.get(v.unit, 1.0) if v.unit else (v.value / raw_v if raw_v else 1.0))
+                    values[-1] = LabValue(v.value, v.raw, v.unit, hi, v.start, v.end, v.name_start, v.name_end, v.flag, v.cmp)
+                continue
+            if skip_next:
+                skip_next = False
+                continue
+            raw_f = _num(s)
+            if re.fullmatch(r"(19|20)\d\d", s):
+                continue
+            if pending_ref:
+                pending_ref = False
+                continue
+            unit = _unit_after(text, n_end, spec)
+            v, factor = _convert(raw_f, unit, spec)
+            if v is None:
+                if values:
+                    stop = True
+                    break
+                continue
+            ref_high = None
+            if pre_ref is not None and not values:
+                ref_factor = spec.conversions.get(pre_ref[2], factor) if pre_ref[2] else factor  # "(60-110 umol/L)"
+                ref_high = _num(pre_ref[1]) * ref_factor
+                pre_ref = None
+            values.append(LabValue(v, s, unit, ref_high, n_start, n_end, ns, ne, None, pending_cmp))
+            pending_cmp = None
+        if stop:
+            break
     if pre_ref is not None and not values:
         # "A1c (7.1-7.4)" and nothing after it: a range of results after all
         lo_s, hi_s, unit, t = pre_ref
         hi_start = t.start() + t.group().rfind(hi_s)
         for raw, off in ((lo_s, t.start()), (hi_s, hi_start)):
-            v, _ = _convert(float(raw), unit, spec)
+            v, _ = _convert(_num(raw), unit, spec)
             if v is not None:
                 values.append(LabValue(v, raw, unit, None, off, off + len(raw), ns, ne))
     return values
@@ -446,6 +562,49 @@ def lab_holds(value: LabValue, spec: LabSpec) -> bool:
         if not v > limit + 1e-9:
             return False
     return True
+
+
+def uln_shown(value: LabValue, spec: LabSpec) -> str:
+    """The upper limit of normal of a value's printed range, in the value's own unit.
+
+    ``value.ref_high`` is kept in the spec's unit (mg/dL for creatinine). A value printed
+    in that unit shows it as before ("1.3"); a value in another unit shows the limit in
+    that unit and, labelled, in the spec's unit, so that the evidence never sets a
+    µmol/L value beside a mg/dL limit: ``Creatinine 120 umol/L (nl 60-110)`` shows
+    "110 umol/L = 1.24 mg/dL".
+
+    Parameters
+    ----------
+    value : LabValue
+        A value with ``ref_high`` set.
+    spec : LabSpec
+        The spec it was read with (unit and conversions).
+
+    Returns
+    -------
+    str
+        The limit as the evidence rule shows it after "ULN ".
+
+    References
+    ----------
+    .. [1] n2c2 2018 Track 1 guideline (synthetic corpus GUIDELINE.md), "CREATININE":
+       the printed range's upper limit; µmol/L ÷ 88.4 = mg/dL.
+    """
+    if value.ref_high is None:
+        raise ValueError("the value has no printed reference range")
+    raw = _num(value.raw)
+    factor = spec.conversions.get(value.unit, 1.0) if value.unit else (value.value / raw if raw else 1.0)
+    if abs(factor - 1.0) < 1e-9:
+        return f"{value.ref_high:.3g}"
+    unit = value.unit or next((u for u, f in spec.conversions.items() if abs(f - factor) < 1e-9), None)
+    own = f"{value.ref_high / factor:.4g}" + (f" {_unit_label(unit)}" if unit else "")
+    return f"{own} = {value.ref_high:.3g} {spec.unit}"
+
+
+def _unit_label(unit: str) -> str:
+    """A lower-cased unit as labs print it: "umol/l" → "umol/L", "mg/dl" → "mg/dL"."""
+    head, sep, tail = unit.rpartition("/")
+    return f"{head}/{tail[:-1] + tail[-1].upper()}" if sep and tail.endswith("l") else unit
 
 
 def _bound_holds(value: LabValue, spec: LabSpec) -> bool:
