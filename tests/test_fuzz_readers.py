@@ -133,7 +133,7 @@ def test_long_run_without_spaces_before_a_period_splits_fast() -> None:
     nest = _nesting(0, 20000)
     files = {"trial.txt": apply(seed["trial.txt"], [("insert", 95948, nest), ("insert", 95948, nest)])}
     out = run_mutant(READERS["plaintext"], files)
-    assert out.kind == "result" and out.seconds < 2, (out.kind, out.seconds)
+    assert out.kind == "result" and out.seconds < 4, (out.kind, out.seconds)  # > 5 s when quadratic
 
 
 def test_abbreviation_check_unchanged_by_the_window() -> None:
