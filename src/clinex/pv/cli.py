@@ -217,22 +217,16 @@ def extract_cmd(
             head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
             kind = "jsonl" if suffix in (".jsonl", ".ndjson", ".json") or head.startswith(b"{") else "text"
         if kind == "jsonl":
-            from clinex.io.jsonl import parse_jsonl_data
+            from clinex.pv.pipeline import jsonl_records
 
             def note(exc: Exception) -> None:
                 skipped.append(str(exc))
                 typer.echo(f"skipped: {exc}", err=True)
 
+            # a record over MAX_PV_TEXT_CHARS is a bad line too (file:line, skipped)
             records = [
                 (r.id, r.text)
-                for r in parse_jsonl_data(
-                    data,
-                    path=label,
-                    text_field="text",
-                    fallback_text_field="context",
-                    errors="raise" if strict else "skip",
-                    on_error=note,
-                )
+                for r in jsonl_records(data, path=label, errors="raise" if strict else "skip", on_error=note)
             ]
             if skipped and not records:
                 raise InputError(f"no usable line ({len(skipped)} bad lines)", path=label)

@@ -18,8 +18,9 @@ probability) is below it; 0 (default) keeps all.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Literal
 
 from clinex.pv.offsets import shift_event
 from clinex.pv.types import Event, SentenceEvents
@@ -34,6 +35,7 @@ __all__ = [
     "extract_text",
     "extract_text_sentences",
     "filter_events",
+    "jsonl_records",
     "sentence_pieces",
     "shift_event",
     "text_records",
@@ -67,7 +69,7 @@ def sentence_pieces(text: str) -> list[tuple[int, int, str]]:
     return [(s.start, s.end, s.text) for s in split_sentences(text)] or [(0, len(text), text)]
 
 
-def _check_length(text: str, what: str, path: str | None = None) -> None:
+def _check_length(text: str, what: str, path: str | None = None, line: int | None = None) -> None:
     """Raise FormatError when ``text`` is over :data:`clinex.io.limits.MAX_PV_TEXT_CHARS`."""
     from clinex.io import limits
 
@@ -78,8 +80,69 @@ def _check_length(text: str, what: str, path: str | None = None) -> None:
             f"{what}: {len(text):,} characters, more than MAX_PV_TEXT_CHARS = {limits.MAX_PV_TEXT_CHARS:,} "
             "(clinex.io.limits); split it into several files or JSON-lines records",
             path=path,
+            line=line,
             field="text",
         )
+
+
+def jsonl_records(
+    data: bytes,
+    *,
+    path: str | Path | None = None,
+    errors: Literal["raise", "skip"] = "skip",
+    on_error: Callable[[Exception], None] | None = None,
+) -> Iterator[Any]:
+    """The records of PV JSON lines (``id`` + ``text``, or PHEE ``context``), each within
+    :data:`clinex.io.limits.MAX_PV_TEXT_CHARS`.
+
+    The one JSON-lines reader of ``clinex pv extract``, the web upload and
+    ``clinex batch pv``: :func:`clinex.io.jsonl.parse_jsonl_data`, then the length of
+    each record's text, so that a record over the limit is a bad line like any other
+    (docs/pv.md, exit status): reported naming the file, its line, the field and the
+    record id, and skipped, while the other records go on.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's bytes.
+    path : str or Path, optional
+        Names the source in error messages (``<stdin>`` when None).
+    errors : {"raise", "skip"}, default "skip"
+        ``"raise"`` stops at the first bad line (``--strict``); ``"skip"`` reports it
+        through ``on_error`` and goes on.
+    on_error : callable (ClinexError) -> None, optional
+        Receives each skipped line's error (default: ``[CODE] file:line: message`` on
+        stderr).
+
+    Yields
+    ------
+    clinex.io.jsonl.TextRecord
+        ``(id, text, line)`` of each good record, in file order.
+
+    Raises
+    ------
+    EncodingError
+        A binary file (always), or with ``errors="raise"`` a line that is not UTF-8.
+    FormatError
+        With ``errors="raise"``: a line that is not a JSON object with the two fields,
+        a repeated id, or a text over the limit, e.g. ``[CLX002] x.jsonl:2: field 'text':
+        record big: 1,000,001 characters, more than MAX_PV_TEXT_CHARS = 1,000,000 ...``.
+    """
+    from clinex.errors import ClinexError, report_to_stderr
+    from clinex.io.jsonl import parse_jsonl_data
+
+    name = str(path) if path is not None else "<stdin>"
+    report = on_error or report_to_stderr
+    for rec in parse_jsonl_data(data, path=name, text_field="text", fallback_text_field="context",
+                                errors=errors, on_error=on_error):
+        try:
+            _check_length(rec.text, f"record {rec.id}", name, rec.line)
+        except ClinexError as exc:
+            if errors == "raise":
+                raise
+            report(exc)
+            continue
+        yield rec
 
 
 def text_records(text: str, name: str, path: str | None = None) -> list[tuple[str, str, int]]:

@@ -383,12 +383,12 @@ def _pv_upload_work(path: Path, display: str, model_name: str, fmt: str | None) 
     head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
     skipped: list[str] = []
     if Path(display).suffix.lower() in _JSONL_SUFFIXES or head.startswith(b"{"):
-        from clinex.io.jsonl import parse_jsonl_data
+        from clinex.pv.pipeline import jsonl_records
 
-        # as `clinex pv extract`: a bad line is reported (``skipped``) and the others go on
-        records = [(r.id, r.text) for r in parse_jsonl_data(data, path=display, text_field="text",
-                                                             fallback_text_field="context", errors="skip",
-                                                             on_error=lambda exc: skipped.append(str(exc)))]
+        # as `clinex pv extract`: a bad line (a text over MAX_PV_TEXT_CHARS too) is reported
+        # (``skipped``) and the others go on
+        records = [(r.id, r.text) for r in jsonl_records(data, path=display, errors="skip",
+                                                         on_error=lambda exc: skipped.append(str(exc)))]
         if skipped and not records:
             raise InputError(f"no usable line ({len(skipped)} bad lines; first: {skipped[0]})", path=display)
         if not records:
