@@ -306,10 +306,16 @@ def extract_cmd(
 
 
 def _pv_parse_params(pairs: list[str] | None) -> dict:
-    """``KEY=VALUE`` strings -> dict; values parsed as JSON when possible (``0.1``, ``true``)."""
+    """``KEY=VALUE`` strings -> dict; values parsed as JSON when possible (``0.1``, ``true``).
+
+    A value that is JSON but holds an integer past Python's 4,300-digit conversion limit,
+    or nesting past the recursion limit, is an InputError naming ``--param KEY``
+    (:func:`clinex.io.textfile.parse_json`); other text stays a string.
+    """
     import json
 
-    from clinex.errors import InputError
+    from clinex.errors import FormatError, InputError
+    from clinex.io.textfile import parse_json
 
     out: dict = {}
     for pair in pairs or []:
@@ -320,6 +326,13 @@ def _pv_parse_params(pairs: list[str] | None) -> dict:
             out[key] = json.loads(value)
         except json.JSONDecodeError:
             out[key] = value
+        except (ValueError, RecursionError):
+            try:
+                parse_json(value)
+            except FormatError as exc:
+                inner = f"{exc.field}: " if exc.field not in (None, "$") else ""
+                raise InputError(inner + exc.message, field=f"--param {key[:40]}") from None
+            raise  # pragma: no cover (parse_json refuses what json.loads refused)
     return out
 
 

@@ -44,6 +44,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -362,6 +363,20 @@ def load_annotator(
     return out
 
 
+def _loads(text: str, path: Path, line: int | None) -> Any:
+    """``json.loads``, but an integer past Python's 4,300-digit conversion limit or
+    nesting past the recursion limit is a FormatError naming file, line and field
+    (:func:`clinex.io.textfile.parse_json`) instead of a ``ValueError`` traceback."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except (ValueError, RecursionError):
+        from clinex.io.textfile import parse_json
+
+        return parse_json(text, path=path, line=line)  # raises the FormatError
+
+
 def _records(path: Path, problems: list[str]):
     try:
         raw = path.read_text(encoding="utf-8")
@@ -372,14 +387,22 @@ def _records(path: Path, problems: list[str]):
         for i, line in enumerate(raw.splitlines(), start=1):
             if line.strip():
                 try:
-                    yield i, json.loads(line)
+                    rec = _loads(line, path, i)
                 except json.JSONDecodeError as exc:
                     problems.append(f"{path}:{i}: invalid JSON ({exc.msg}), skipped")
+                    continue
+                except FormatError as exc:
+                    problems.append(f"{exc}; skipped")
+                    continue
+                yield i, rec
         return
     try:
-        data = json.loads(raw)
+        data = _loads(raw, path, None)
     except json.JSONDecodeError as exc:
         problems.append(f"{path}:{exc.lineno}: invalid JSON ({exc.msg}), skipped")
+        return
+    except FormatError as exc:
+        problems.append(f"{exc}; skipped")
         return
     if isinstance(data, list):
         for i, rec in enumerate(data, start=1):

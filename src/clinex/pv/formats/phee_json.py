@@ -42,8 +42,12 @@ EMNLP 2022; data format of the released corpus (github.com/ZhaoyueSun/PHEE, data
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import itertools
 import json
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -97,6 +101,77 @@ class _Ctx:
 
 
 # --------------------------------------------------------------------------- reading
+#
+# Speed (issue 21): the reader checks every value itself (types, offsets against the
+# context, names against the schema) and then builds the result objects without a
+# second validation by pydantic (``_built``), and it reads the lines in batches with the
+# cyclic garbage collector paused (``_gc_paused``): a sentence makes about 40 frozen
+# models, and most of the time of a plain read went to full collections scanning
+# every model already read. Refcounting still frees memory as usual; the objects are
+# equal (``==``, ``model_dump``, ``model_fields_set``) to validated ones
+# (tests/test_reader_speed_and_ints.py compares them on the corpus seed).
+
+_new = object.__new__
+_setattr = object.__setattr__
+
+
+def _built(cls: type, fields: dict[str, Any], given: frozenset[str]) -> Any:
+    """An instance of the pydantic model ``cls`` holding ``fields``, not validated again.
+
+    ``fields`` has every field of ``cls`` in declaration order, each value already
+    checked by the reader; ``given`` is what a validated construction would record as
+    the fields set by the caller. This is what ``BaseModel.model_construct`` does
+    (pydantic 2: ``__dict__``, ``__pydantic_fields_set__``, ``__pydantic_extra__``,
+    ``__pydantic_private__``), without its per-field Python loop, which costs more than
+    validation itself.
+    """
+    m = _new(cls)
+    _setattr(m, "__dict__", fields)
+    _setattr(m, "__pydantic_fields_set__", set(given))
+    _setattr(m, "__pydantic_extra__", None)
+    _setattr(m, "__pydantic_private__", None)
+    return m
+
+
+_FRAGMENT_SET = frozenset(("start", "end", "text"))
+_SPAN_SET = frozenset(("fragments",))
+_ARGUMENT_SET = frozenset(("role", "span", "entity_id"))
+_COMBINATION_SET = frozenset(("trigger", "drugs", "event_id", "trigger_id"))
+_ATTRIBUTE_SET = frozenset(("name", "value", "source"))
+_CUE_ATTRIBUTE_SET = frozenset(("name", "value", "cue", "entity_id", "source"))
+_EVENT_SET = frozenset(Event.model_fields)
+_SENTENCE_SET = frozenset(SentenceEvents.model_fields)
+
+
+def _argument(role: str, span: Span, entity_id: str | None) -> Argument:
+    return _built(Argument, {"role": role, "span": span, "entity_id": entity_id}, _ARGUMENT_SET)
+
+
+_GC_LOCK = threading.Lock()
+_gc_pauses = 0
+_gc_was_enabled = False
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a batch of lines is read.
+
+    Nested and concurrent pauses (threads of the web app) share one count: the
+    collector is switched back on, if it was on, when the last pause ends.
+    """
+    global _gc_pauses, _gc_was_enabled
+    with _GC_LOCK:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 def _spans(node: Any, field: str, ctx: _Ctx) -> list[tuple[Span, str | None]]:
@@ -136,8 +211,11 @@ def _spans(node: Any, field: str, ctx: _Ctx) -> list[tuple[Span, str | None]]:
                     line=ctx.line,
                     field=f"{where}[{j}]",
                 )
-            frags.append(Fragment(start=s, end=end, text=t))
-        out.append((Span(fragments=tuple(frags)), eid))
+            frags.append(_built(Fragment, {"start": s, "end": end, "text": t}, _FRAGMENT_SET))
+        span = _built(
+            Span, {"fragments": tuple(frags), "label": None, "score": None, "source": None}, _SPAN_SET
+        )
+        out.append((span, eid))
     return out
 
 
@@ -165,6 +243,9 @@ def _combination(node: Any, field: str, ctx: _Ctx) -> Combination:
             line=ctx.line,
             field=f"{field}.event_type",
         )
+    event_id = node.get("event_id")
+    if event_id is not None and not isinstance(event_id, str):
+        raise ctx.fmt("'event_id' must be a string", f"{field}.event_id")
     trigger = trigger_id = None
     if "Trigger" in node:
         trig = _spans(node["Trigger"], f"{field}.Trigger", ctx)
@@ -174,12 +255,11 @@ def _combination(node: Any, field: str, ctx: _Ctx) -> Combination:
             trigger, trigger_id = trig[0]
     drugs = ()
     if "Drug" in node:
-        drugs = tuple(
-            Argument(role="Drug", span=s, entity_id=e)
-            for s, e in _spans(node["Drug"], f"{field}.Drug", ctx)
-        )
-    return Combination(
-        trigger=trigger, drugs=drugs, event_id=node.get("event_id"), trigger_id=trigger_id
+        drugs = tuple(_argument("Drug", s, e) for s, e in _spans(node["Drug"], f"{field}.Drug", ctx))
+    return _built(
+        Combination,
+        {"trigger": trigger, "drugs": drugs, "event_id": event_id, "trigger_id": trigger_id},
+        _COMBINATION_SET,
     )
 
 
@@ -214,7 +294,7 @@ def _event(node: Any, field: str, ctx: _Ctx) -> Event:
                 raise ctx.fmt("a main argument must be an object", kf)
             allowed = _SPAN_KEYS + SUB_ROLES.get(key, ()) + ((COMBINATION,) if key == "Treatment" else ())
             _check_keys(value, allowed, kf, ctx)
-            arguments.extend(Argument(role=key, span=s, entity_id=e) for s, e in _spans(value, kf, ctx))
+            arguments.extend(_argument(key, s, e) for s, e in _spans(value, kf, ctx))
             sub_args: list[Argument] = []
             for sub, sub_node in value.items():
                 if sub in _SPAN_KEYS:
@@ -227,10 +307,7 @@ def _event(node: Any, field: str, ctx: _Ctx) -> Event:
                     )
                     continue
                 check_sub_role(key, sub, path=ctx.path, line=ctx.line, field=f"{kf}.{sub}")
-                sub_args.extend(
-                    Argument(role=sub, span=s, entity_id=e)
-                    for s, e in _spans(sub_node, f"{kf}.{sub}", ctx)
-                )
+                sub_args.extend(_argument(sub, s, e) for s, e in _spans(sub_node, f"{kf}.{sub}", ctx))
             if sub_args:
                 subs[key] = tuple(sub_args)
         elif key in ATTRIBUTES:
@@ -246,10 +323,19 @@ def _event(node: Any, field: str, ctx: _Ctx) -> Event:
                 x is not None and not isinstance(x, str) for x in sources
             ):
                 raise ctx.fmt("'source' must be a list with one string per cue", f"{kf}.source")
+            val = value["value"]
             if not cues:
-                attributes.append(Attribute(name=key, value=value["value"], source=sources[0]))
+                attributes.append(_built(
+                    Attribute,
+                    {"name": key, "value": val, "cue": None, "entity_id": None, "source": sources[0]},
+                    _ATTRIBUTE_SET,
+                ))
             attributes.extend(
-                Attribute(name=key, value=value["value"], cue=s, entity_id=e, source=src)
+                _built(
+                    Attribute,
+                    {"name": key, "value": val, "cue": s, "entity_id": e, "source": src},
+                    _CUE_ATTRIBUTE_SET,
+                )
                 for (s, e), src in zip(cues, sources)
             )
     model = node.get("model")
@@ -258,17 +344,21 @@ def _event(node: Any, field: str, ctx: _Ctx) -> Event:
     prob = node.get("trigger_probability")
     if prob is not None and (isinstance(prob, bool) or not isinstance(prob, int | float) or not 0 <= prob <= 1):
         raise ctx.fmt("'trigger_probability' must be a number in [0, 1]", f"{field}.trigger_probability")
-    return Event(
-        event_type=etype,
-        trigger=trigger,
-        arguments=tuple(arguments),
-        sub_arguments=subs,
-        combinations=tuple(combos),
-        attributes=tuple(attributes),
-        event_id=event_id,
-        trigger_id=trigger_id,
-        score=prob,
-        source=model,
+    return _built(
+        Event,
+        {
+            "event_type": etype,
+            "trigger": trigger,
+            "arguments": tuple(arguments),
+            "sub_arguments": subs,
+            "combinations": tuple(combos),
+            "attributes": tuple(attributes),
+            "event_id": event_id,
+            "trigger_id": trigger_id,
+            "score": None if prob is None else float(prob),  # as pydantic: an int 1 is 1.0
+            "source": model,
+        },
+        _EVENT_SET,
     )
 
 
@@ -324,8 +414,17 @@ def parse_phee_dict(
     offset = obj.get("offset")
     if offset is not None and (isinstance(offset, bool) or not isinstance(offset, int) or offset < 0):
         raise ctx.fmt("must be a whole number >= 0", "offset")
-    return SentenceEvents(
-        id=obj["id"], text=obj["context"], events=events, model=model, event_probability=prob, offset=offset
+    return _built(
+        SentenceEvents,
+        {
+            "id": obj["id"],
+            "text": obj["context"],
+            "events": events,
+            "model": model,
+            "event_probability": None if prob is None else float(prob),
+            "offset": offset,
+        },
+        _SENTENCE_SET,
     )
 
 
@@ -364,6 +463,10 @@ def parse_phee_line(
     return parse_phee_dict(obj, path=path, line_no=line_no)
 
 
+#: Lines parsed per pause of the garbage collector in :func:`iter_phee_json`.
+_BATCH_LINES = 256
+
+
 def iter_phee_json(
     path: str | Path,
     errors: Literal["raise", "skip"] = "raise",
@@ -400,17 +503,31 @@ def iter_phee_json(
         raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
     p = require_file(path)
     report = on_error or report_to_stderr
-    for n, obj in iter_json_lines(p.read_bytes(), path=p):
-        try:
-            if isinstance(obj, ClinexError):
-                raise obj
-            item = parse_phee_dict(obj, path=p, line_no=n)
-        except ClinexError as exc:
-            if errors == "raise":
-                raise
-            report(exc)
-            continue
-        yield item
+    lines = iter_json_lines(p.read_bytes(), path=p)
+    while True:
+        # parse up to _BATCH_LINES lines with the collector paused (see "Speed" above),
+        # then hand them out, and the errors, in line order with the collector on
+        batch: list[SentenceEvents | ClinexError] = []
+        with _gc_paused():
+            for n, obj in itertools.islice(lines, _BATCH_LINES):
+                if not isinstance(obj, ClinexError):
+                    try:
+                        obj = parse_phee_dict(obj, path=p, line_no=n)
+                    except ClinexError as exc:
+                        obj = exc
+                batch.append(obj)
+                if errors == "raise" and isinstance(obj, ClinexError):
+                    break
+        if not batch:
+            return
+        for got in batch:
+            if isinstance(got, ClinexError):
+                if errors == "raise":
+                    raise got
+                report(got.with_traceback(None))
+                continue
+            yield got
+        del batch, got
 
 
 def read_phee_json(path: str | Path) -> list[SentenceEvents]:
