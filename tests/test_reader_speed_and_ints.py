@@ -246,3 +246,13 @@ def test_rob_iaa_record_of_5000_digits_is_reported_and_skipped(cli, tmp_path: Pa
     assert json.loads(res.stdout)["judgements"][-2] == {
         "scope": "overall", "n": 1, "observed": 1.0, "pabak": 1.0, "kappa": None
     }
+
+
+def test_cohort_evaluate_scores_file_of_5000_digits_or_deep_nesting(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    big, deep = tmp_path / "big.json", tmp_path / "deep.json"
+    big.write_text('{"a": ' + BIG + "}")
+    deep.write_text("[" * 100_000)
+    res = cli("cohort", "evaluate", tmp_path / "x", tmp_path / "y", "--scores", big)
+    assert (res.code, res.stderr) == (2, f"[CLX002] {big}: field 'a': integer of 5000 digits; at most 4300 are read\n")
+    res = cli("cohort", "evaluate", tmp_path / "x", tmp_path / "y", "--scores", deep)
+    assert (res.code, res.stderr) == (2, f"[CLX002] {deep}: JSON nested too deeply\n")

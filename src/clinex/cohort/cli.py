@@ -59,10 +59,15 @@ def evaluate(
 
     score_table = None
     if scores is not None:
+        from clinex.io.textfile import parse_json
+
         try:
-            score_table = json.loads(Path(scores).read_text(encoding="utf-8"))
+            raw_scores = Path(scores).read_text(encoding="utf-8")
         except (OSError, ValueError) as exc:
             raise InputError(f"cannot read scores JSON ({exc})", path=scores) from None
+        # one JSON decoder: a syntax error, an integer past 4,300 digits or too deep a
+        # nesting is a [CLX002] naming the line or field, never a traceback (issue 21)
+        score_table = parse_json(raw_scores, path=scores)
         if not isinstance(score_table, dict):
             raise InputError("scores JSON must be an object {patient: {criterion: score}}", path=scores)
     result = evaluate_dirs(gold_dir, pred_dir, scores=score_table)
