@@ -20,6 +20,7 @@ __all__ = [
     "MAX_PDF_PAGE_CONTENT_BYTES",
     "MAX_PDF_INFLATED_BYTES",
     "MAX_PDF_FILTERS",
+    "MAX_PDF_LINE_BYTES",
     "MAX_REPORT_FILE_BYTES",
     "MAX_REPORT_CHARS",
     "MAX_PV_TEXT_CHARS",
@@ -56,6 +57,20 @@ MAX_PDF_INFLATED_BYTES = 128 * MIB
 #: output (:mod:`clinex.io.pdf_filters`) takes about half a MiB a stage.
 #: Checked while the streams are counted, before PDFium parses a page.
 MAX_PDF_FILTERS = 16
+
+#: Bytes of one line of a PDF's structure: the objects, cross-reference table and
+#: trailer outside stream data (a line ends at CR or LF; stream data, from the line
+#: after ``stream`` to ``endstream``, is not counted: image and compressed data have
+#: no lines). Writers keep these lines short: a dictionary or an xref entry per line
+#: (20 bytes), the longest being arrays such as a font's ``/Widths`` or ``/W`` (a few
+#: KB to about 100 KB for a large CJK font) and a flat page tree's ``/Kids`` (5,000
+#: pages at 9 bytes a reference: 45 KB); 1 MiB leaves ten times that. pdfminer, which
+#: reads the structure for the checks above, costs about 2 s per MiB of one line of
+#: short tokens on a shared core, and a 16 MB line of words would take 30 s even read
+#: linearly (:func:`clinex.io.pdf._parser`); such files are broken (line breaks lost)
+#: or hostile (issue 21's fuzzer). Checked by a linear scan of the file's bytes before
+#: pdfminer or the stream checks read it.
+MAX_PDF_LINE_BYTES = 1 * MIB
 
 #: Characters of one trial report's text, whatever its format (PDF, text, JATS XML,
 #: tagtog HTML). A long trial publication is about 100-300 KB of text (the

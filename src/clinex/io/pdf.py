@@ -48,6 +48,11 @@ Flate bomb is refused at :data:`~clinex.io.limits.MAX_PDF_INFLATED_BYTES` /
 per document and text runs per page are capped too (:mod:`clinex.io.limits`), and
 the layout is ``O(n log n)`` in the text runs of a page. A page tree whose
 ``/Kids`` point back to an ancestor is refused as a :class:`~clinex.errors.FormatError`.
+The pre-checks are linear in the file: a line of the PDF's structure (outside stream
+data) longer than :data:`~clinex.io.limits.MAX_PDF_LINE_BYTES` is refused by a linear
+scan before pdfminer reads anything (:func:`_check_lines`), and pdfminer reads the file
+through :func:`_parser`, whose line reader and buffer are linear in a line's or a
+token's length (pdfminer's own are quadratic: a 16 MB line took 20-80 s).
 
 Threads: PDFium is not thread-safe. pypdfium2's documentation ("Python API",
 "Incompatibility with Threading") says that pdfium functions must never be called
@@ -72,6 +77,7 @@ Image Understanding Technology 2003 (whitespace gutters as column separators).
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from bisect import bisect_left
@@ -137,7 +143,9 @@ class _Found(Exception):
         self.page = page
 
 
-_STREAM_KEYWORD = re.compile(rb"(?<!end)stream(?:\r\n|\n|\r)")
+# the "stream" keyword, not "endstream"; the look-behind after the literal lets the
+# regex engine scan for "stream" at C speed (before it: about 30 ns a byte)
+_STREAM_KEYWORD = re.compile(rb"stream(?<!endstream)(?:\r\n|\n|\r)")
 _OBJ_HEADER = re.compile(rb"(\d+)\s+\d+\s+obj\b")
 _IMAGE = re.compile(rb"/Subtype\s*/Image\b")
 
@@ -227,10 +235,116 @@ class _Unresolved(Exception):
 _RAW_LOOKUPS = 16
 
 
+def _check_lines(data) -> None:
+    """Refuse a PDF with a line outside stream data longer than :data:`~clinex.io.limits.MAX_PDF_LINE_BYTES`.
+
+    One linear pass over the file's bytes before pdfminer parses any of it: the
+    stretches between the end of a stream's data (its ``endstream`` keyword) and the
+    next ``stream`` keyword (and before the first) are searched for a line (ended by
+    CR or LF, ISO 32000-1 7.2.2-7.2.3) of more than the limit's bytes. Stream data
+    is skipped, from the end of line after ``stream`` to the next ``endstream``
+    (or the end of the file): image and compressed data have no lines.
+    Raises :class:`_TooMuch` naming the byte offset where the line starts.
+
+    References
+    ----------
+    ISO 32000-1:2008, 7.2.2 (white-space: CR and LF are end-of-line markers) and
+    7.3.8.1 (a stream's data lies between the ``stream`` line and ``endstream``).
+    """
+    limit = limits.MAX_PDF_LINE_BYTES
+    pos, n = 0, len(data)
+    while pos < n:
+        m = _STREAM_KEYWORD.search(data, pos)
+        end = m.start() if m is not None else n
+        # pos is a line's start: the next limit + 1 bytes hold an end of line, or the
+        # line is too long; go on after the last one. Two steps advance at least `limit`
+        # bytes and each searches at most 2 (limit + 1) bytes (C memrchr): linear.
+        while end - pos > limit:
+            window = pos + limit + 1
+            last = max(data.rfind(b"\n", pos, window), data.rfind(b"\r", pos, window))
+            if last < 0:
+                raise _TooMuch(
+                    f"a line of more than {limit:,} bytes outside stream data (at byte {pos:,}), "
+                    f"more than MAX_PDF_LINE_BYTES = {limit:,} (clinex.io.limits): a PDF's "
+                    "structure lines are short; the file is broken or made to be slow to read")
+            pos = last + 1
+        if m is None:
+            return
+        stop = data.find(b"endstream", m.end())
+        if stop < 0:
+            return
+        pos = stop
+
+
+def _parser(fh):
+    """A pdfminer ``PDFParser`` of ``fh`` whose work is linear in a line's and a token's length.
+
+    pdfminer 20260107 reads a line by ``linebuf += chunk`` over 4 KiB chunks and a token
+    by ``_curtoken += chunk`` likewise: quadratic in the length of one line or token
+    (a PDF with one 16 MB line took 20-80 s in :func:`_check_pages`, a 2 MB one 5-7 s;
+    pdfminer reads lines to find a broken xref's objects and a stream's ``endstream``).
+    Here a line is gathered in a list and joined once, and a chunk is read at least
+    as long as the token read so far, so a token spanning chunks is copied a
+    bounded number of times per byte. Results are pdfminer's own.
+    """
+    return _linear_parser_class()(fh)
+
+
+@functools.cache
+def _linear_parser_class():
+    import logging
+
+    from pdfminer.pdfparser import PDFParser
+    from pdfminer.psparser import EOL, PSEOF
+
+    # pdfminer's warnings quote the file's bytes (a whole broken line); without a handler of
+    # the application's, Python would print them on stderr
+    logging.getLogger("pdfminer").addHandler(logging.NullHandler())
+
+    class _LinearParser(PDFParser):
+        def fillbuf(self) -> bool:
+            if self.charpos < len(self.buf):
+                return False
+            self.bufpos = self.fp.tell()
+            self.buf = self.fp.read(max(self.BUFSIZ, len(self._curtoken)))
+            if not self.buf:
+                raise PSEOF("Unexpected EOF")
+            self.charpos = 0
+            return False
+
+        def nextline(self) -> tuple[int, bytes]:
+            """pdfminer's ``nextline`` (a line ending in CR, LF or CR LF), linear in its length."""
+            linepos = self.bufpos + self.charpos
+            pieces: list[bytes] = []
+            eol = False
+            while True:
+                self.fillbuf()
+                if eol:
+                    if self.buf[self.charpos:self.charpos + 1] == b"\n":
+                        pieces.append(b"\n")
+                        self.charpos += 1
+                    break
+                m = EOL.search(self.buf, self.charpos)
+                if m:
+                    pieces.append(self.buf[self.charpos:m.end(0)])
+                    self.charpos = m.end(0)
+                    if pieces[-1][-1:] == b"\r":
+                        eol = True
+                    else:
+                        break
+                else:
+                    pieces.append(self.buf[self.charpos:])
+                    self.charpos = len(self.buf)
+            return (linepos, b"".join(pieces))
+
+    return _LinearParser
+
+
 def _check_streams(path: Path, password: str | None, n_pages: int) -> None:
     """Refuse a PDF whose non-image streams decode past :data:`~clinex.io.limits.MAX_PDF_INFLATED_BYTES`.
 
-    Reads the file's bytes without parsing it as a whole (so broken and hostile
+    First refuses over-long structure lines (:func:`_check_lines`). Then reads the
+    file's bytes without parsing it as a whole (so broken and hostile
     files are covered too): at every ``stream`` keyword the stream's dictionary is
     read (references followed by :class:`_RawObjects`) and its filter chain run
     piece by piece, every stage's output counted and nothing kept
@@ -244,6 +358,7 @@ def _check_streams(path: Path, password: str | None, n_pages: int) -> None:
     from clinex.io.pdf_filters import decoded_size
 
     with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        _check_lines(data)
         objects = _RawObjects(data)
         total, pos = 0, 0
         while True:
@@ -317,7 +432,6 @@ def _check_pages(path: Path, password: str | None, n_pages: int, find: int | Non
     With ``find`` (an object number), nothing is inflated: :class:`_Found` is raised
     with the first page whose content or forms include that stream object."""
     from pdfminer.pdfdocument import PDFDocument
-    from pdfminer.pdfparser import PDFParser
     from pdfminer.pdftypes import PDFObjRef, PDFStream
     from pdfminer.psparser import PSLiteral
 
@@ -333,7 +447,7 @@ def _check_pages(path: Path, password: str | None, n_pages: int, find: int | Non
 
     with open(path, "rb") as fh:
         try:
-            doc = PDFDocument(PDFParser(fh), password=password or "")
+            doc = PDFDocument(_parser(fh), password=password or "")
             root = doc.catalog.get("Pages")
         except Exception:  # noqa: BLE001 (RecursionError too) - pdfminer cannot parse it
             return False
@@ -893,8 +1007,9 @@ def read_pdf(path: str | Path, *, password: str | None = None) -> Document:
         :mod:`clinex.io.limits` passed (more than :data:`~clinex.io.limits.MAX_PDF_PAGES` pages, more
         than :data:`~clinex.io.limits.MAX_PDF_TEXT_RUNS_PER_PAGE` text runs on a page, page content
         past :data:`~clinex.io.limits.MAX_PDF_PAGE_CONTENT_BYTES` or streams past
-        :data:`~clinex.io.limits.MAX_PDF_INFLATED_BYTES` decompressed), the message naming the page
-        (or object) and the limit.
+        :data:`~clinex.io.limits.MAX_PDF_INFLATED_BYTES` decompressed, a line outside stream
+        data longer than :data:`~clinex.io.limits.MAX_PDF_LINE_BYTES`), the message naming the
+        page (or object, or byte offset) and the limit.
     """
     p = Path(path)
     if not p.is_file():
