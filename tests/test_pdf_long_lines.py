@@ -52,7 +52,8 @@ def _one_page(content: bytes, pad: bytes = b"") -> bytes:
         offsets[num] = len(out)
         out += b"%d 0 obj\n" % num + body + b"\nendobj\n"
     xref = len(out)
-    out += b"xref\n0 6\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % offsets[n] for n in range(1, 6))
+    out += b"xref\n0 6\n0000000000 65535 f \n"
+    out += b"".join(b"%010d 00000 n \n" % offsets[n] for n in range(1, 6))
     out += b"trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
     return bytes(out)
 
@@ -152,7 +153,8 @@ def test_sixteen_mb_line_in_a_content_stream_is_checked_in_seconds(tmp_path: Pat
 # --- the limit itself -----------------------------------------------------------------------
 
 
-def test_line_at_the_limit_reads_and_one_byte_more_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_line_at_the_limit_reads_and_one_byte_more_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(limits, "MAX_PDF_LINE_BYTES", 200)
     base = _one_page(HELLO)
     page_line = len(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
