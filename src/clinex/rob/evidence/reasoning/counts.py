@@ -164,17 +164,30 @@ _PERCENT = re.compile(r"\(\s*\d+(?:\.\d+)?\s*%\s*\)|\[\s*\d+(?:\.\d+)?\s*%\s*\]"
 _PERCENT_AFTER = re.compile(r"^\s*\(\s*\d+(?:\.\d+)?\s*%\s*\)")
 
 
+#: Digits of the longest number read as a count: a trial randomises at most some
+#: hundred thousand participants; longer digit runs (identifiers, fuzzed input) are not counts.
+MAX_COUNT_DIGITS = 9
+
+
 def parse_number(token: str) -> int | None:
     """An integer from digits ("1,200", "96") or a number word ("four").
 
     Returns
     -------
     int or None
-        None when ``token`` is not a number.
+        None when ``token`` is not a number, and for digit runs that cannot be a
+        count of participants: other scripts' digits and superscripts ("²", which
+        ``str.isdigit`` accepts and ``int`` refuses) and runs of more than
+        :data:`MAX_COUNT_DIGITS` digits (Python refuses ``int`` past 4,300).
+
+    Examples
+    --------
+    >>> parse_number("1,200"), parse_number("four"), parse_number("²"), parse_number("9" * 5000)
+    (1200, 4, None, None)
     """
     t = re.sub(r"[,\u2009\u202f]|(?<=\d) (?=\d{3}\b)", "", token.strip().lower())
     if t.isdigit():
-        return int(t)
+        return int(t) if t.isascii() and len(t) <= MAX_COUNT_DIGITS else None
     if t in _WORDS:
         return _WORDS[t]
     total, current = 0, 0
