@@ -208,6 +208,22 @@ def test_a_part_file_swapped_in_with_the_same_row_count_is_run_again(tmp_path: P
     assert len(set(rows)) == 4
 
 
+def test_a_part_copied_with_its_sidecar_over_another_partition_is_run_again(tmp_path: Path) -> None:
+    # fresh-user QA round 2: part 0 and its sidecar copied over part 1's were resumed as done
+    # ("2 parts (2 resumed)", exit 0) with part 0's rows twice and part 1's lost
+    src = _records(tmp_path, 4)
+    out = tmp_path / "run"
+    run_batch("pv", [src], out, partition_size=2, model="crf")
+    rows = _rows(out)
+    parts = out / "parts"
+    shutil.copyfile(parts / "part-00000.parquet", parts / "part-00001.parquet")
+    shutil.copyfile(parts / "part-00000.errors.json", parts / "part-00001.errors.json")
+    (out / "results.parquet").unlink()
+    again = run_batch("pv", [src], out, partition_size=2, model="crf")
+    assert (again.n_parts, again.n_parts_skipped, again.n_rows) == (2, 1, 4)
+    assert _rows(out) == rows and len(set(rows)) == 4
+
+
 def test_an_empty_or_torn_manifest_is_rebuilt_from_this_runs_parts(tmp_path: Path) -> None:
     src = _records(tmp_path)
     out = tmp_path / "run"

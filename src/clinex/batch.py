@@ -474,8 +474,10 @@ def _run_partition(args: tuple[str, int, list[Item], str, dict[str, Any], str]) 
     part = Path(out_dir) / "parts" / f"part-{index:05d}.parquet"
     rows, errors = task.process(items, **options)
     # the errors first, then the part file: a part file on disk means its errors are there too;
-    # the row count lets a resume tell a whole part file from a torn one
-    side = {"fingerprint": fingerprint, "rows": len(rows), "errors": [e.__dict__ for e in errors]}
+    # the row count lets a resume tell a whole part file from a torn one, the partition key
+    # (its number and item ids) a part and sidecar copied from another partition
+    side = {"fingerprint": fingerprint, "partition": _partition_key(index, items), "rows": len(rows),
+            "errors": [e.__dict__ for e in errors]}
     try:
         write_atomic(_sidecar(part), json.dumps(side), force=True)
         _write_parquet(rows, task.columns, part)
@@ -489,6 +491,15 @@ def _run_partition(args: tuple[str, int, list[Item], str, dict[str, Any], str]) 
         return {"index": index, "rows": 0, "errors": [],
                 "write_error": {"message": exc.message, "path": exc.path}}
     return {"index": index, "rows": len(rows), "errors": side["errors"]}
+
+
+def _partition_key(index: int, items: Sequence[Item]) -> str:
+    """Hex SHA-256 of a partition's number and its items' ids, in order: what a part's sidecar
+    must match for the part to be resumed as this partition's."""
+    h = hashlib.sha256(f"{index}\n".encode())
+    for item in items:
+        h.update(item.id.encode("utf-8", "surrogatepass") + b"\n")
+    return h.hexdigest()
 
 
 def _file_sha256(path: Path) -> str:
@@ -513,7 +524,7 @@ def _read_sidecar(part: Path) -> dict[str, Any] | None:
     except (OSError, ValueError, TypeError, KeyError):
         return None
     return {"rows": data.get("rows"), "errors": errors, "fingerprint": data.get("fingerprint"),
-            "sha256": data.get("sha256")}
+            "sha256": data.get("sha256"), "partition": data.get("partition")}
 
 
 def _part_rows(con: Any, part: Path) -> int | None:
@@ -527,10 +538,11 @@ def _part_rows(con: Any, part: Path) -> int | None:
         return None
 
 
-def _done_errors(part: Path, con: Any = None) -> list[ItemError] | None:
+def _done_errors(part: Path, con: Any = None, partition: str | None = None) -> list[ItemError] | None:
     """The item errors of a finished partition, or None when it must be run (again): no
     part file; a part file DuckDB cannot read (empty, torn) or whose row count or SHA-256
-    differs from its sidecar's; a missing or torn sidecar; or an item error with a code in
+    differs from its sidecar's; a missing or torn sidecar; a sidecar of another partition
+    (``partition``, :func:`_partition_key`, differs); or an item error with a code in
     :data:`RETRY_CODES`."""
     import duckdb
 
@@ -539,6 +551,8 @@ def _done_errors(part: Path, con: Any = None) -> list[ItemError] | None:
     side = _read_sidecar(part)
     if side is None:
         return None
+    if partition is not None and side["partition"] is not None and side["partition"] != partition:
+        return None  # a part and sidecar of another partition (copied or swapped in)
     own = con is None
     con = duckdb.connect() if own else con
     try:
@@ -866,7 +880,7 @@ def run_batch(
     try:
         for i, chunk in enumerate(chunks):
             part = out / "parts" / f"part-{i:05d}.parquet"
-            old_errors = _done_errors(part, con)
+            old_errors = _done_errors(part, con, _partition_key(i, chunk))
             if old_errors is not None:
                 summary.n_parts_skipped += 1
                 summary.errors.extend(old_errors)
