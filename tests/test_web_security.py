@@ -379,9 +379,9 @@ def test_a_kept_alive_connection_that_starts_a_slow_head_is_closed(tight: Served
 
 @pytest.mark.parametrize("head,field,message", [
     ("POST /api/pv/extract HTTP/1.1\r\nHost: {host}\r\nContent-Length: ten\r\n\r\n", "body",
-     "[CLX001] field 'body': Content-Length is not a number"),
+     "[CLX001] field 'body': Content-Length is not a number of at most 19 digits"),
     ("POST /api/pv/extract HTTP/1.1\r\nHost: {host}\r\nContent-Length: -1\r\n\r\n", "body",
-     "[CLX001] field 'body': Content-Length is not a number"),
+     "[CLX001] field 'body': Content-Length is not a number of at most 19 digits"),
     ("GET /api/health HTTP/1.1\r\nHost: {host}\r\nno colon here\r\n\r\n", "headers",
      "[CLX001] field 'headers': not a valid HTTP request (a malformed request line or header)"),
     ("\x16\x03\x01 hello\r\n\r\n", "headers",  # e.g. TLS sent to the plain-HTTP port

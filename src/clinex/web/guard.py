@@ -131,9 +131,10 @@ class BodyTimedOut(HTTPException):
 
 
 def content_length_message() -> str:
-    """The message of a 400 for a ``Content-Length`` that is not a number (whoever sees it
-    first: :class:`Guard`, or the HTTP server's parser in :mod:`clinex.web.server`)."""
-    return str(InputError("Content-Length is not a number", field="body"))
+    """The message of a 400 for a ``Content-Length`` that is not a number of at most 19 digits
+    (h11 refuses longer ones; 19 digits are far past any upload limit), whoever sees it
+    first (:class:`Guard`, or the HTTP server's parser in :mod:`clinex.web.server`)."""
+    return str(InputError("Content-Length is not a number of at most 19 digits", field="body"))
 
 
 def too_large_message(limit: int) -> str:
