@@ -89,6 +89,95 @@ def test_methods_and_results_sections_on_the_preliminary_corpus(shared_data: Pat
         pytest.skip("no rob_preliminary plain.html documents")
     labels = [{s.label for s in detect_sections(read_tagtog_document(f))} for f in files]
     assert len(files) == 10
-    # one BMJ paper has no Methods heading at all, one protocol has no Results
-    assert sum("methods" in lab for lab in labels) == 9
+    # the BMJ paper's Methods is headed "Participants and methods" (issue 22); one protocol
+    # has no Results
+    assert sum("methods" in lab for lab in labels) == 10
     assert sum("results" in lab for lab in labels) == 9
+
+
+def _heads(text: str) -> list[tuple[str, str]]:
+    return [(label, text[a:b]) for a, b, label in find_headings(text)]
+
+
+def test_numbered_headings_roman_only_as_a_whole_token() -> None:
+    # issue 22: a roman numeral is a section number only as a token before a separator
+    text = ("Trial of iron.\nI. Introduction\nAnaemia is common.\nII. Methods\nInterventions were "
+            "given.\nIV Results\nInterpretation was easy.\nX) Discussion\nIron works.")
+    assert _heads(text) == [("introduction", "I. Introduction"), ("methods", "II. Methods"),
+                            ("results", "IV Results"), ("discussion", "X) Discussion")]
+    assert _heads("Trial.\nIntroduction\nText.\nInterpretation\nIron works.") == [
+        ("introduction", "Introduction"), ("conclusion", "Interpretation")]
+
+
+def test_heading_right_after_a_version_number() -> None:
+    # issue 22: "2.10.1." ends a sentence; it is not the number of the Results heading
+    text = ("Methods\nAnalyses used R version 2.10.1.\n\nResults\nOf 120 patients, 118 finished."
+            "\nDifferences were evaluated through χ2.\n      \n    Discussion\nIron works.")
+    assert [(lab, a, b) for a, b, lab in find_headings(text)] == [
+        ("methods", 0, 7), ("results", 41, 48), ("discussion", 130, 140)]
+    assert text[41:48] == "Results" and text[130:140] == "Discussion"
+    # a number on the same line is still the heading's number
+    assert _heads("Text.\n2.1 Results\nDone.") == [("results", "2.1 Results")]
+
+
+def test_real_journal_headings() -> None:
+    # Diabetes Care, BMJ, Lancet headings (issue 22)
+    dc = ("Lorcaserin in type 2 diabetes\nIntroduction\nObesity is common.\n"
+          "RESEARCH DESIGN AND METHODS\nPatients were randomised.\nRESULTS\nWeight fell.")
+    assert _heads(dc) == [("introduction", "Introduction"),
+                          ("methods", "RESEARCH DESIGN AND METHODS"), ("results", "RESULTS")]
+    for heading in ("Patients and methods", "Subjects and methods", "Materials and methods",
+                    "Participants and methods", "Research Design and Methods"):
+        assert _heads(f"Title.\n{heading}\nWe randomised 40 adults.") == [("methods", heading)]
+    lancet = ("Summary\nBackground\nMalaria kills.\nMethods\nWe randomised 300 children.\n"
+              "Findings\n150 got the drug.\nInterpretation\nThe drug works.\nFunding\nMRC.\n"
+              "Introduction\nMalaria is common.\nMethods\nStudy design and participants\n"
+              "We randomised 300 children.\nResults\nParticipants\n290 finished.\n"
+              "Statistical analysis\nsee above.\nDiscussion\nThe drug works.")
+    assert [s.label for s in detect_sections(lancet)] == [
+        "abstract", "introduction", "methods", "results", "discussion"]
+    # "Study design" opens Methods in a paper without a Methods heading; "Participants"
+    # inside Results stays Results
+    bmj = ("Title\nIntroduction\nWarts are common.\nStudy design\nWe randomised 240 people.\n"
+           "Statistical analysis\nWe used ITT.\nResults\nParticipants\n229 finished.\n"
+           "Discussion\nCryotherapy works.\nTrial registration\nISRCTN 12345678.")
+    assert _heads(bmj) == [("introduction", "Introduction"), ("methods", "Study design"),
+                           ("results", "Results"), ("discussion", "Discussion"),
+                           ("registration", "Trial registration")]
+
+
+def test_structured_abstract_subheadings_on_their_own_lines() -> None:
+    # issue 22: the layout of a PMC article's text (CONSORT-TM, PMC3002766): the abstract's own
+    # Objectives / Methods / Results / Conclusions lines are the abstract, not the paper's
+    text = (
+        "Title\nBosentan for digital ulcers: the RAPIDS-2 randomised trial\nAbstract\n\n"
+        "        \n          Objectives\n          Digital ulcers are common in SSc.\n"
+        "        \n          Methods\n          This double-blind trial randomised 188 patients.\n"
+        "        \n          Results\n          Bosentan reduced new ulcers.\n"
+        "        \n          Conclusions\n          Bosentan prevents new ulcers.\n"
+        "    \n      Introduction\n      Digital ulcers cause disability.\n"
+        "    \n      Patients and methods\n        \n        Study design\n"
+        "        Patients were randomised by an interactive voice system.\n"
+        "    \n      Results\n        \n        Participants\n        188 were randomised.\n"
+        "    \n      Discussion\n      Bosentan did not heal ulcers.\n"
+    )
+    spans = detect_sections(text)
+    assert [(s.label, s.text.split("\n")[0]) for s in spans] == [
+        ("front", "Title"), ("abstract", "Abstract"), ("introduction", "Introduction"),
+        ("methods", "Patients and methods"), ("results", "Results"),
+        ("discussion", "Discussion")]
+    abstract = spans[1].text
+    assert "randomised 188 patients" in abstract and abstract.endswith("prevents new ulcers.")
+    assert spans[3].start == text.index("Patients and methods")
+    assert spans[4].start == text.index("Results\n        \n        Participants")
+    # an unstructured abstract ends at the first heading on its own line
+    plain = ("Title\nAbstract\nWe randomised 188 patients to bosentan.\nIntroduction\n"
+             "Ulcers are common.\nMethods\nWe randomised.\nResults\nDone.")
+    assert [s.label for s in detect_sections(plain)] == [
+        "front", "abstract", "introduction", "methods", "results"]
+    # a BMJ abstract: parts come in order; the body's Introduction goes back and starts the body
+    bmj = ("Abstract\nObjective\nTo compare cryotherapy.\nDesign\nRandomised trial.\n"
+           "Participants\n240 people.\nResults\n229 finished.\nConclusions\nNo difference.\n"
+           "Trial registration\nISRCTN 12345678.\nIntroduction\nWarts.\nMethods\nWe randomised.")
+    assert [(s.label, s.text.split("\n")[0]) for s in detect_sections(bmj)] == [
+        ("abstract", "Abstract"), ("introduction", "Introduction"), ("methods", "Methods")]

@@ -1,7 +1,9 @@
 """JATS / PMC XML articles -> :class:`~clinex.text.Document` with sections.
 
 Parsed with defusedxml (no entity expansion, no external DTD fetch). The text is
-laid out as: title, then ``Abstract`` and its paragraphs, then each body ``<sec>``
+laid out as: title, then ``Abstract`` and the paragraphs of the article's own abstract
+(the ``<abstract>`` without ``abstract-type``; blurbs such as PLOS's one-line
+``abstract-type="toc"`` or ``"summary"`` are left out), then each body ``<sec>``
 (its ``<title>`` on a line of its own, then its paragraphs; nested sections in
 order), figure and table captions where they stand, then ``References`` and one
 line per ``<ref>``. Paragraphs are separated by a blank line; white space inside a
@@ -53,6 +55,15 @@ _SEC_TYPES = {
 _SKIP = {"fig", "table-wrap", "ref-list", "title", "label", "sec", "supplementary-material",
          "disp-formula", "graphic", "media"}
 _WS = re.compile(r"\s+")
+#: A section number before a title: "2.", "2.1 ", "II. ", "IV ", "X) ". A roman numeral
+#: counts only as a whole token followed by a separator, so "Introduction",
+#: "Interventions" and "Interpretation" keep their first letters.
+_NUMBERING = re.compile(r"^\s*(?:\d+(?:\.\d+)*[.)]?\s*|[IVX]{1,4}(?:[.)]\s*|\s+))")
+#: ``abstract-type`` values of blurbs that are not the article's abstract: the PLOS
+#: table-of-contents line (``toc``), author / editors' summaries (``summary``), and the
+#: JATS teaser and graphical abstracts (JATS 1.3 ``<abstract>``; PLOS tagging guidelines).
+_BLURB_TYPES = {"toc", "summary", "teaser", "graphical", "short", "author-summary",
+                "editor-summary", "executive-summary"}
 
 
 def _local(tag: Any) -> str:
@@ -90,7 +101,7 @@ def section_label(title: str | None, sec_type: str | None = None, *,
     if sec_type and sec_type.lower() in _SEC_TYPES:
         return _SEC_TYPES[sec_type.lower()]
     if title and section_names:
-        t = re.sub(r"^[\dIVX.\s]+", "", title).strip().rstrip(":.")
+        t = _NUMBERING.sub("", title).strip().rstrip(":.")
         for label, names in section_names.items():
             for n in names:
                 if re.fullmatch(n, t) or re.fullmatch(n, t.title()) or re.fullmatch(n.upper(), t.upper()):
@@ -204,13 +215,16 @@ def read_jats(path: str | Path, *, section_names: Mapping[str, Sequence[str]] | 
     if title:
         b.mark("front")
         b.para(title)
-    for abstract in (e for e in article.iter() if _local(e.tag) == "abstract"):
-        if abstract.get("abstract-type") in ("graphical", "teaser"):
-            continue
+    abstracts = [e for e in article.iter() if _local(e.tag) == "abstract"]
+    # the abstract without a type is the article's own; a typed one only when it is no blurb
+    abstract = next((e for e in abstracts if not e.get("abstract-type")), None)
+    if abstract is None:
+        abstract = next((e for e in abstracts
+                         if (e.get("abstract-type") or "").lower() not in _BLURB_TYPES), None)
+    if abstract is not None:
         b.mark("abstract")
         b.para("Abstract")
         _walk_sec(abstract, b)
-        break
     body = first("body")
     if body is not None:
         loose = []

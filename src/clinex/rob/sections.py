@@ -17,11 +17,19 @@ plain text and on JATS. A heading is one of the names in :data:`SECTION_NAMES`
 The heading list is data: ``clinex/resources/rob/section_headings.yaml``
 (:func:`load_headings` reads and validates it, or another file given as
 ``headings=``). Sub-headings of a structured abstract ("Background:", "Methods:" right after
-"Abstract") stay inside the abstract, up to the first heading met a second time
-(the body's "Background"); everything after "References" is references.
+"Abstract", or on lines of their own when the abstract opens with one) stay inside the
+abstract while they come once each and in the abstract's order (background, methods,
+results, conclusions, registration / funding), within ``ABSTRACT_WINDOW`` characters:
+the first heading met a second time (the body's "Methods") or out of order (the body's
+"Introduction" after "Conclusions") starts the body, as a reviewer reads a paper. A section
+number is a heading's only on its own line ("2.1 Results", "II. Methods", "X) Discussion");
+in "R version 2.10.1.\n\nResults" the number ends a sentence. Everything after
+"References" is references.
 
 References
 ----------
+Hopewell S et al. CONSORT for reporting randomized trials in journal and conference
+abstracts. PLoS Med 2008;5(1):e20 (structured abstract parts).
 Sollaci LB, Pereira MG. The introduction, methods, results, and discussion (IMRAD)
 structure: a fifty-year survey. J Med Libr Assoc 2004;92(3):364-367.
 CONSORT 2010 statement, Schulz KF et al. BMJ 2010;340:c332 (trial report sections).
@@ -33,7 +41,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from clinex.errors import FormatError, InputError
 from clinex.io.textfile import parse_yaml
@@ -63,6 +71,11 @@ class HeadingList(BaseModel):
         Versioned name, e.g. ``"clinex.rob.sections.v1"``.
     sections : dict of str to tuple of str
         Section label -> heading spellings (regular expressions).
+    subsections : dict of str to tuple of str
+        Section label -> spellings of sub-section headings ("Study design",
+        "Participants") that open their section only while the paper has reached no
+        body section but the introduction; later they are sub-headings of the section
+        they stand in (default: none).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -70,6 +83,7 @@ class HeadingList(BaseModel):
     version: int
     name: str
     sections: dict[str, tuple[str, ...]]
+    subsections: dict[str, tuple[str, ...]] = Field(default_factory=dict)
 
 
 @lru_cache(maxsize=8)
@@ -112,30 +126,48 @@ def load_headings(path: str | None = None) -> HeadingList:
         err = exc.errors()[0]
         raise FormatError(err["msg"], path=where,
                           field=".".join(str(x) for x in err["loc"]) or None) from None
-    for label, names in headings.sections.items():
-        if not re.fullmatch(r"[a-z_]+", label):
-            raise FormatError("section labels are lower-case words", path=where,
-                              field=f"sections.{label}")
-        if not names:
-            raise FormatError("no heading spelling", path=where, field=f"sections.{label}")
-        for i, n in enumerate(names):
-            try:
-                re.compile(n)
-            except re.error as exc:
-                raise FormatError(f"not a regular expression: {exc}", path=where,
-                                  field=f"sections.{label}[{i}]") from None
+    for key, table in (("sections", headings.sections), ("subsections", headings.subsections)):
+        for label, names in table.items():
+            if not re.fullmatch(r"[a-z]+(?:_[a-z]+)*", label):
+                raise FormatError("section labels are lower-case words", path=where,
+                                  field=f"{key}.{label}")
+            if not names:
+                raise FormatError("no heading spelling", path=where, field=f"{key}.{label}")
+            for i, n in enumerate(names):
+                try:
+                    re.compile(n)
+                except re.error as exc:
+                    raise FormatError(f"not a regular expression: {exc}", path=where,
+                                      field=f"{key}.{label}[{i}]") from None
     return headings
 
 
-#: Section label -> heading spellings of the packaged list.
-SECTION_NAMES: dict[str, tuple[str, ...]] = dict(load_headings().sections)
+#: Section label -> heading spellings of the packaged list (sections, then sub-section
+#: headings, which label a whole section when it is a top-level one, e.g. a JATS ``<sec>``).
+SECTION_NAMES: dict[str, tuple[str, ...]] = {
+    label: names + load_headings().subsections.get(label, ())
+    for label, names in load_headings().sections.items()
+}
 #: Label of the text before the first heading (title, authors, affiliations).
 FRONT = "front"
 
 #: How far (characters) after "Abstract" sub-headings are read as part of it.
 ABSTRACT_WINDOW = 4000
 
-_NUMBER = r"(?:(?:\d{1,2}(?:\.\d{1,2})*|[IVX]{1,4})\.?\s+)?"
+#: A section number before a heading on the same line: "2. ", "2.1 ", "II. ", "IV ", "X) ".
+#: Not across a line break: in "R version 2.10.1.\n\nResults" the number ends a sentence.
+_NUMBER = r"(?:(?:\d{1,2}(?:\.\d{1,2})*|[IVX]{1,4})[.)]?[ \t]+)?"
+#: Order of a structured abstract's parts (ICMJE / CONSORT for abstracts, Hopewell et al.
+#: PLoS Med 2008;5:e20): background, methods, results, conclusions, then registration and
+#: funding. A heading that goes back in this order after "Abstract" starts the body.
+_ABSTRACT_ORDER = {"introduction": 0, "methods": 1, "results": 2, "discussion": 3,
+                   "conclusion": 3, "registration": 4, "funding": 4}
+#: A sub-heading of its own on the first line after "Abstract" ("Objectives", "Background:").
+_FIRST_SUBHEADING = re.compile(r"[ \t\r\n]*\n[ \t]*[A-Z][A-Za-z/&,' -]{1,40}:?[ \t]*\r?\n|"
+                               r"[ \t\r\n]*[A-Z][A-Za-z/&'-]*(?: [A-Za-z/&'-]+){0,3}:")
+
+
+_SUB = "__sub"
 
 
 @lru_cache(maxsize=8)
@@ -143,7 +175,10 @@ def _pattern(path: str | None = None) -> tuple[re.Pattern[str], dict[str, re.Pat
     """The scanning pattern (case-insensitive names) and, per label, the as-written check."""
     alts = []
     exact = {}
-    for label, names in load_headings(path).sections.items():
+    headings = load_headings(path)
+    groups = [(label, names) for label, names in headings.sections.items()]
+    groups += [(f"{label}{_SUB}", names) for label, names in headings.subsections.items()]
+    for label, names in groups:
         alts.append(f"(?P<{label}>{'|'.join(names)})")
         exact[label] = re.compile("|".join(f"(?:{n})" for n in names))
     # the look-ahead lets the scan skip lower-case positions fast
@@ -209,37 +244,70 @@ def find_headings(text: str, *, headings: str | Path | None = None) -> list[tupl
     current = None
     abstract_at = -1
     in_abstract: set[str] = set()
+    structured = False  # the abstract opens with a sub-heading: its parts may stand on lines
+    last_part = -1  # rank (_ABSTRACT_ORDER) of the abstract's last sub-heading
+    body: set[str] = set()  # labels of the body sections found so far
     scan, exact = _pattern(None if headings is None else str(headings))
     for m in scan.finditer(text):
-        start, end = m.start(), m.end()
-        label = m.lastgroup or ""
-        name = m.group(label)
-        if not (exact[label].fullmatch(name) or name.isupper()):
+        group = m.lastgroup or ""
+        label = group.removesuffix(_SUB)
+        name = m.group(group)
+        if not (exact[group].fullmatch(name) or name.isupper()):
             continue  # neither as written (Title case) nor in UPPER CASE
+        start, end = m.start(), m.end()
         if not _starts_ok(text, start):
-            continue
+            # "... in 2.Results" / "version 2.10.1. Results": the number belongs to the sentence
+            start = m.start(group)
+            if start == m.start() or not _starts_ok(text, start):
+                continue
         ok, colon = _ends_ok(text, end)
         if not ok:
             continue
         if current == "references":
             break
-        if (current == "abstract" and label != "abstract" and start - abstract_at < ABSTRACT_WINDOW
-                and label not in in_abstract
-                and (colon or label in {"introduction", "methods", "results", "conclusion"})
-                and not _is_line_heading(text, start, end)):
+        if current == "abstract" and label != "abstract" and _abstract_part(
+                text, start, end, label, colon, start - abstract_at, in_abstract, structured,
+                last_part):
             in_abstract.add(label)  # a sub-heading; the same heading again starts the body
+            last_part = max(last_part, _ABSTRACT_ORDER.get(label, last_part))
             continue
+        if group != label and body - {"introduction"}:
+            continue  # "Participants" inside Results is a sub-heading of the Results
         if label == current:
             continue
         if label == "abstract":
             abstract_at = start
             # "AbstractBackground": a sub-heading glued to "Abstract" itself
             after = text[end : end + 40]
-            in_abstract = {lab for lab, rx in exact.items()
+            in_abstract = {lab.removesuffix(_SUB) for lab, rx in exact.items()
                            if rx.match(after) or rx.match(after.title())}
+            structured = bool(in_abstract) or bool(_FIRST_SUBHEADING.match(text, end))
+            last_part = max((_ABSTRACT_ORDER.get(lab, -1) for lab in in_abstract), default=-1)
+        else:
+            body.add(label)
         found.append((start, end, label))
         current = label
     return found
+
+
+def _abstract_part(text: str, start: int, end: int, label: str, colon: bool, offset: int,
+                   seen: set[str], structured: bool, last_part: int) -> bool:
+    """Whether a heading met inside the abstract is one of the abstract's own sub-headings.
+
+    As a reader takes a structured abstract: its parts (Background, Methods, Results,
+    Conclusions, ...) come once each, in that order, within :data:`ABSTRACT_WINDOW`
+    characters of "Abstract"; a part met again ("Methods" of the body) or out of order
+    ("Introduction" after "Conclusions") starts the body. A part on a line of its own counts
+    only when the abstract opens with a sub-heading (a structured abstract); otherwise a
+    line heading ends an unstructured abstract.
+    """
+    if offset >= ABSTRACT_WINDOW or label in seen:
+        return False
+    if _ABSTRACT_ORDER.get(label, last_part) < last_part:
+        return False
+    if _is_line_heading(text, start, end):
+        return structured and label in _ABSTRACT_ORDER
+    return colon or label in {"introduction", "methods", "results", "conclusion"}
 
 
 def _is_line_heading(text: str, start: int, end: int) -> bool:
