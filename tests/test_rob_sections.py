@@ -181,3 +181,24 @@ def test_structured_abstract_subheadings_on_their_own_lines() -> None:
            "Trial registration\nISRCTN 12345678.\nIntroduction\nWarts.\nMethods\nWe randomised.")
     assert [(s.label, s.text.split("\n")[0]) for s in detect_sections(bmj)] == [
         ("abstract", "Abstract"), ("introduction", "Introduction"), ("methods", "Methods")]
+
+
+def test_abstract_parts_still_cut_sentences() -> None:
+    # the abstract's own "Methods" opens no section but heads no sentence either
+    from clinex.rob.formats.structure import add_structure
+    from clinex.text import Document
+
+    text = ("Abstract\n  Background\n  SSc ulcers are common.\n  Methods\n"
+            "  This double-blind trial randomised 188 patients.\n  Results\n  Ulcers fell.\n"
+            "Introduction\nUlcers hurt.")
+    assert find_headings(text) == [(0, 8, "abstract"), (133, 145, "introduction")]
+    assert find_headings(text, parts=True) == [
+        (0, 8, "abstract"), (11, 21, "introduction"), (49, 56, "methods"),
+        (110, 117, "results"), (133, 145, "introduction")]
+    assert text[110:117] == "Results" and text[133:145] == "Introduction"
+    doc = add_structure(Document(id="a", text=text))
+    assert [s.text for s in doc.sentences] == [
+        "Abstract", "Background", "SSc ulcers are common.", "Methods",
+        "This double-blind trial randomised 188 patients.", "Results", "Ulcers fell.",
+        "Introduction", "Ulcers hurt."]
+    assert [s.label for s in doc.sections] == ["abstract", "introduction"]

@@ -226,7 +226,8 @@ def _ends_ok(text: str, end: int) -> tuple[bool, bool]:
     return False, False
 
 
-def find_headings(text: str, *, headings: str | Path | None = None) -> list[tuple[int, int, str]]:
+def find_headings(text: str, *, headings: str | Path | None = None,
+                  parts: bool = False) -> list[tuple[int, int, str]]:
     """Headings found in ``text`` as ``(start, end, label)``, in text order.
 
     Parameters
@@ -234,6 +235,9 @@ def find_headings(text: str, *, headings: str | Path | None = None) -> list[tupl
     text : str
     headings : str or Path, optional
         A heading list file (see :func:`load_headings`); default the packaged one.
+    parts : bool
+        Also give the structured abstract's sub-headings ("Methods" inside the
+        abstract), labelled with their own label; they open no section. Default False.
 
     Returns
     -------
@@ -270,6 +274,8 @@ def find_headings(text: str, *, headings: str | Path | None = None) -> list[tupl
                 last_part):
             in_abstract.add(label)  # a sub-heading; the same heading again starts the body
             last_part = max(last_part, _ABSTRACT_ORDER.get(label, last_part))
+            if parts:
+                found.append((start, end, label))
             continue
         if group != label and body - {"introduction"}:
             continue  # "Participants" inside Results is a sub-heading of the Results

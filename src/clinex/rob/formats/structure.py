@@ -2,8 +2,8 @@
 
 Sections by :func:`clinex.rob.sections.detect_sections` (RoB 2's heading list);
 sentences by :func:`clinex.text.split_sentences` (which also breaks at blank lines,
-i.e. at page joins), cut again at section starts and after a heading that ends its
-line or has a colon, so that "Methods\nPatients were ..." gives the sentence
+i.e. at page joins), cut again at section starts and after a heading (a structured
+abstract's sub-headings included) that ends its line or has a colon, so that "Methods\nPatients were ..." gives the sentence
 "Patients were ...". Used by :func:`clinex.rob.formats.load.load_document` and
 :func:`clinex.rob.formats.tagtog.read_tagtog_document`.
 """
@@ -44,7 +44,7 @@ def add_structure(doc: Document, *, sentences: bool = True, sections: bool = Tru
             update["sections"] = tuple(detect_sections(doc))
         for s in update.get("sections", doc.sections):
             cuts.add(s.start)
-        for _, end, _ in find_headings(doc.text):
+        for _, end, _ in find_headings(doc.text, parts=True):  # abstract parts too
             if doc.text[end : end + 1] in ("\n", "\r", "\f", ":"):
                 cuts.add(end + (doc.text[end] == ":"))
     if sentences and not doc.sentences:
