@@ -1113,3 +1113,58 @@ def test_research_assistants_delivering_sessions_are_deliverers() -> None:
     text2 = "Outcomes were assessed by research assistants who were aware of the allocation."
     st2 = blinding_statements(data, default_scope(), [Sentence(0, 0, len(text2), text2, "methods")])
     assert [(b.actor, b.blinded) for b in st2] == [("assessors", False)]
+
+
+# ---------------------------------------------------------------- absence of information is NI
+
+_RANDOM = "Methods\nParticipants were randomly assigned by a computer-generated random number list in blocks of four. "
+
+#: Sentences that say the report is silent (issue 22): No information, never N.
+ABSENT_12 = [
+    "No further details of how assignments were concealed from the recruiting physicians are available.",
+    "The report does not describe how allocation was concealed.",
+    "Allocation concealment was not reported.",
+    "Allocation concealment was not described.",
+    "There were no details of allocation concealment.",
+    "How the allocation was concealed was not stated.",
+    "Allocation concealment was unclear.",
+]
+
+
+@pytest.mark.parametrize("sentence", ABSENT_12)
+def test_concealment_not_described_is_no_information(model, sentence: str) -> None:
+    (a,) = default_scope().check(sentence, [(sentence.lower().index("conceal"), sentence.lower().index("conceal") + 9)])
+    assert a.absent
+    _, ans = _assess(model, _RANDOM + sentence + "\n")
+    assert ans["1.1"].response == "Y"
+    assert ans["1.2"].response == "NI"
+    assert sentence not in [e.span.text for e in ans["1.2"].evidence if e.source.startswith("clinex.rob.rules")]
+
+
+def test_concealment_negated_with_what_was_done_stays_no(model) -> None:
+    sentence = "Allocation was not concealed: the list was posted on the ward wall."
+    (a,) = default_scope().check(sentence, [(0, 27)])
+    assert a.negated and not a.absent
+    _, ans = _assess(model, _RANDOM + sentence + "\n")
+    assert ans["1.2"].response == "N"
+    assert _rule(ans["1.2"]) == "1.2/concealment_statement_negated"
+    assert ans["1.2"].evidence[0].span.text == sentence
+
+
+@pytest.mark.parametrize(("sq", "sentence", "negation", "negated_answer"), [
+    ("4.3", "Whether outcome assessors were blinded was not reported.",
+     "Outcome assessors were not blinded to group allocation.", "Y"),
+    ("4.3", "It is unclear whether outcome assessors were blinded to allocation.",
+     "Outcome assessors were not blinded to group allocation.", "Y"),
+    ("2.1", "The report does not state whether participants were blinded to their allocation.",
+     "Participants were not blinded to their allocation.", "Y"),
+    ("1.3", "Baseline imbalance between the groups was not reported.",
+     "There was no baseline imbalance between the groups.", "N"),
+])
+def test_absence_is_no_information_for_other_questions(model, sq, sentence, negation, negated_answer) -> None:
+    outcome = "The primary outcome was the Berg Balance Scale score at 12 weeks. "
+    _, ans = _assess(model, _RANDOM + outcome + sentence + "\n")
+    assert ans[sq].response == "NI"
+    _, ans = _assess(model, _RANDOM + outcome + negation + "\n")
+    assert ans[sq].response == negated_answer
+    assert ans[sq].evidence[0].span.text == negation

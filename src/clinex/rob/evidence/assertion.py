@@ -11,6 +11,19 @@ itself ("non-blinded", "no drop-outs" written into a cue) is part of the target'
 meaning and is ignored; one further inside counts only for the patterns that ask for it
 (``inner=True``: "allocation was not concealed").
 
+Absence of information is not negation. "No further details of how assignments were
+concealed ... are available", "The report does not describe how allocation was
+concealed", "Blinding of outcome assessors was not reported" say nothing about what the
+trial did; RoB 2 answers such a question *No information*, and an N needs a statement
+of what was done ("Allocation was not concealed: the list was posted on the ward
+wall."). :data:`ABSENCE_BEFORE` (a cue before the target: "no details of", "does not
+describe how", "it is unclear whether") and :data:`ABSENCE_AFTER` (after it: "was not
+reported / described / stated / specified", "unclear") mark a target ``absent`` when the
+cue stands outside the target, in the same clause (:data:`ABSENCE_CLAUSE_END` not between
+them), at most :data:`ABSENCE_REACH` characters away. Higgins JPT et al., RoB 2 full
+guidance document, 22 Aug 2019, section 1.3: "No information" where the report gives
+too little to answer Y/PY or N/PN.
+
 Sentences without any modifier word skip the tokenizer (most sentences of a trial
 report), so a 20-page report takes milliseconds here.
 
@@ -38,7 +51,51 @@ from typing import Any
 
 from clinex.context_rules import build_context_rules, sentinel_rule
 
-__all__ = ["Assertion", "AssertionScope", "default_scope"]
+__all__ = ["Assertion", "AssertionScope", "default_scope", "ABSENCE_BEFORE", "ABSENCE_AFTER", "absence_cues"]
+
+#: An absence-of-information cue before its target: "no (further) details of", "no
+#: information on", "does not describe how", "it is unclear whether", "not reported whether".
+ABSENCE_BEFORE = re.compile(
+    r"\b(?:no|without)\s+(?:further\s+|more\s+|additional\s+|other\s+|specific\s+)?"
+    r"(?:details?|information|description|descriptions|mention|explanation)\b"
+    r"|\b(?:does|did|do)\s+not\s+(?:describe|report|state|mention|specify|say|explain|detail|indicate|clarify)\b"
+    r"|\b(?:unclear|not\s+clear|unknown|not\s+known|not\s+stated|not\s+reported|not\s+described|not\s+specified)"
+    r"\s+(?:whether|if|how|who|which|what|when)\b", re.I)
+#: An absence-of-information cue after its target: "... was not reported / described /
+#: stated / specified / mentioned", "... unclear", "... not given in the report".
+ABSENCE_AFTER = re.compile(
+    r"\b(?:not|never)\s+(?:been\s+)?(?:reported|described|stated|specified|mentioned|detailed|documented|"
+    r"explained|given|provided|clear)\b"
+    r"|\b(?:unclear|unreported|undescribed|unspecified)\b", re.I)
+#: Where an absence cue's reach ends: a clause boundary between cue and target.
+ABSENCE_CLAUSE_END = re.compile(
+    r"[;:]|\.\s|\b(?:but|however|whereas|although|though|while|whilst)\b"
+    r"|,?\s+and\s+(?=(?:the\s+)?[\w-]+\s+(?:[\w-]+\s+)?(?:was|were|is|are)\b)", re.I)
+#: Most characters between an absence cue and its target.
+ABSENCE_REACH = 100
+
+
+def absence_cues(text: str) -> list[tuple[int, int, str]]:
+    """Absence-of-information cues of one sentence: ``(start, end, direction)``, direction
+    ``"before"`` (the cue precedes what it is about) or ``"after"``."""
+    out = [(m.start(), m.end(), "before") for m in ABSENCE_BEFORE.finditer(text)]
+    out += [(m.start(), m.end(), "after") for m in ABSENCE_AFTER.finditer(text)
+            if not any(a <= m.start() < b for a, b, _ in out)]
+    return sorted(out)
+
+
+def _absent(text: str, start: int, end: int, cues: list[tuple[int, int, str]]) -> bool:
+    """Whether an absence cue outside the target [start, end) reaches it (same clause)."""
+    for a, b, direction in cues:
+        if start <= a < end or start < b <= end:
+            continue  # the cue is the target's own meaning ("other outcomes are not reported")
+        if direction == "before" and b <= start and start - b <= ABSENCE_REACH:
+            if not ABSENCE_CLAUSE_END.search(text, b, start):
+                return True
+        if direction == "after" and end <= a and a - end <= ABSENCE_REACH:
+            if not ABSENCE_CLAUSE_END.search(text, end, a):
+                return True
+    return False
 
 _GROUP = "clinex_rob_targets"
 
@@ -57,12 +114,16 @@ class Assertion:
         The rule id of the deciding negation (else hedge) cue, for provenance.
     cue_start : int or None
         Character offset of that cue in the sentence.
+    absent : bool
+        The sentence says the information is missing ("was not reported", "no details
+        of"): neither affirmed nor negated, the answer is No information.
     """
 
     negated: bool = False
     hedged: bool = False
     cue: str | None = None
     cue_start: int | None = None
+    absent: bool = False
 
 
 AFFIRMED = Assertion()
@@ -135,10 +196,22 @@ class AssertionScope:
         Returns
         -------
         list of Assertion
-            One per target, in order.
+            One per target, in order; ``absent`` set where an absence-of-information
+            cue reaches the target (see the module docstring).
         """
         if not targets:
             return []
+        cues = absence_cues(text)
+        if cues:
+            absent = [_absent(text, s, e, cues) for s, e in targets]
+            if any(absent):
+                from dataclasses import replace
+
+                return [replace(a, absent=True) if x else a
+                        for a, x in zip(self._check(text, targets, inner=inner), absent)]
+        return self._check(text, targets, inner=inner)
+
+    def _check(self, text: str, targets: Sequence[tuple[int, int]], *, inner: bool = True) -> list[Assertion]:
         if not self._any.search(text):
             return [AFFIRMED] * len(targets)
         from spacy.tokens import Span as SpacySpan

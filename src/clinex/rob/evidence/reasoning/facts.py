@@ -83,8 +83,8 @@ class Finding:
 
     @property
     def affirmed(self) -> bool:
-        """Neither negated nor hedged."""
-        return not (self.assertion.negated or self.assertion.hedged)
+        """Neither negated nor hedged nor said to be missing."""
+        return not (self.assertion.negated or self.assertion.hedged or self.assertion.absent)
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,10 @@ def find(data: ReasoningData, scope: AssertionScope, name: str,
 
     A match inside a hypothetical clause (:func:`hypothetical_spans`; unless ``name`` is in
     ``data.hypothetical_allowed``) or inside a match of a pattern ``data.exclude_within``
-    names for ``name`` does not count; the next match of the sentence is tried.
+    names for ``name`` does not count, nor does a match an absence-of-information cue
+    reaches ("The report does not describe how allocation was concealed":
+    :attr:`~clinex.rob.evidence.assertion.Assertion.absent`); the next match of the
+    sentence is tried.
 
     Parameters
     ----------
@@ -214,10 +217,14 @@ def find(data: ReasoningData, scope: AssertionScope, name: str,
         spans = [] if allowed else hypothetical_spans(data, s.text)
         for other in data.exclude_within.get(name, ()):
             spans += [(x.start(), x.end()) for x in data.patterns[other].finditer(s.text)]
-        m = next((m for m in pat.finditer(s.text) if not _inside(spans, m.start(), m.end())), None)
-        if m:
+        for m in pat.finditer(s.text):
+            if _inside(spans, m.start(), m.end()):
+                continue
             (a,) = scope.check(s.text, [(m.start(), m.end())], inner=name in data.inner_negation)
+            if a.absent:
+                continue  # "allocation concealment was not described": no information, no finding
             out.append(Finding(name, s, m.start(), m.end(), a))
+            break
     return out
 
 
@@ -481,6 +488,8 @@ def blinding_statements(data: ReasoningData, scope: AssertionScope,
                     out.extend(BlindingStatement(a, value, False, False, "ellipsis", s) for a in named)
                 continue
             for concept, b, e, a in here:
+                if a.absent:
+                    continue  # "whether assessors were blinded was not reported": no information
                 if not a.negated and _NO_PEOPLE.fullmatch(s.text, cs, b):
                     # "No participants, surgeons or outcome assessors were blinded": "no"
                     # heads the subject, beyond ConText's window for "no"

@@ -36,7 +36,7 @@ import re
 from pathlib import Path
 
 from clinex.errors import InputError, SchemaError
-from clinex.rob.evidence.assertion import default_scope
+from clinex.rob.evidence.assertion import absence_cues, default_scope
 from clinex.rob.evidence.cues import CueEvidenceModel
 from clinex.rob.evidence.reasoning.counts import consort_counts, find_counts, flow
 from clinex.rob.evidence.reasoning.facts import (
@@ -193,6 +193,9 @@ class RulesEvidenceModel:
         for s in sentences:
             if any(a == 0 for a, _ in hypothetical_spans(self.data_, s.text)):
                 continue  # "Future trials should use ...": a recommendation, not this trial's method
+            if absence_cues(s.text):
+                continue  # "Blinding of outcome assessors was not reported": no information
+
             for sq, rule in self.cues_.asserted_matches(s.text, best_per_sq=True):
                 votes[sq].append((s, rule.response, rule.weight, rule.id))
         return votes
