@@ -1168,3 +1168,73 @@ def test_absence_is_no_information_for_other_questions(model, sq, sentence, nega
     _, ans = _assess(model, _RANDOM + outcome + negation + "\n")
     assert ans[sq].response == negated_answer
     assert ans[sq].evidence[0].span.text == negation
+
+
+# ---------------------------------------------------------------- whose statement is it
+
+#: Introduction and Discussion sentences about other studies, future studies and the
+#: literature beside clear Methods and Results statements (issue 22).
+WHOSE = (
+    'Introduction\n'
+    'Cutaneous warts are common in children. Steele and Irwin excluded mosaic warts from their trial of cryotherapy. A recent open label study of 24 children found that participants knew their treatment and outcome assessors were not blinded. A post hoc analysis of the WART trial showed that the outcome was changed after the data were seen. Previous trials used alternation to allocate patients.\n'
+    '\n'
+    'Methods\n'
+    'Children aged 4 to 16 years with plantar warts were randomly assigned by a computer-generated random number list in blocks of six. Allocation was concealed by a central web-based randomisation service. Participants and the nurses applying the treatment were unaware of the allocation, as the salicylic acid and placebo gels were identical. Outcome assessors, who photographed the warts, were blinded to group allocation. The primary outcome was complete clearance of all warts at 12 weeks, judged from photographs. The trial was registered with ISRCTN 12345678 and the analysis plan was finalised before unblinding.\n'
+    '\n'
+    'Results\n'
+    'Of 240 children randomised (120 per group), 236 (98%) had the primary outcome assessed: 118 in each group. Baseline characteristics were similar between the two groups.\n'
+    '\n'
+    'Discussion\n'
+    'We have now started two new open-label studies in which participants know their allocation. Allocation by alternation, as in previous trials, could be predicted.\n'
+)
+
+WHOSE_DECIDED = {
+    "1.1": ("Y", "1.1/random_component", "Children aged 4 to 16 years with plantar warts were randomly assigned by a "
+            "computer-generated random number list in blocks of six."),
+    "1.2": ("Y", "1.2/concealment_adequate", "Allocation was concealed by a central web-based randomisation service."),
+    "1.3": ("N", "1.3/baseline_balanced", "Baseline characteristics were similar between the two groups."),
+    "2.1": ("N", "2.1/participants_blinded", "Participants and the nurses applying the treatment were unaware of the "
+            "allocation, as the salicylic acid and placebo gels were identical."),
+    "2.2": ("N", "2.2/deliverers_blinded", "Participants and the nurses applying the treatment were unaware of the "
+            "allocation, as the salicylic acid and placebo gels were identical."),
+    "4.1": ("N", "4.1/defined_primary_outcome", "The primary outcome was complete clearance of all warts at 12 weeks, "
+            "judged from photographs."),
+    "4.3": ("N", "4.3/assessors_blinded", "Outcome assessors, who photographed the warts, were blinded to group allocation."),
+    "5.1": ("Y", "5.1/prespecified_plan", "The trial was registered with ISRCTN 12345678 and the analysis plan was "
+            "finalised before unblinding."),
+    "5.2": ("N", "5.2/as_prespecified", "The primary outcome was complete clearance of all warts at 12 weeks, judged "
+            "from photographs."),
+}
+
+
+def test_introduction_and_discussion_never_decide(model) -> None:
+    result, a = _assess(model, WHOSE)
+    for q, (response, rule, sentence) in WHOSE_DECIDED.items():
+        assert (a[q].response, _rule(a[q]), a[q].evidence[0].span.text) == (response, rule, sentence), q
+    intro, rest = WHOSE.split("Methods\n")
+    discussion = rest.split("Discussion\n")[1]
+    for q, ans in a.items():  # no answer cites the Introduction or Discussion
+        for e in ans.evidence:
+            assert e.span.text not in intro and e.span.text not in discussion, (q, e.span.text)
+    assert result.domains[0].risk == "Low"
+
+
+@pytest.mark.parametrize("sentence", [
+    "Steele and Irwin excluded mosaic warts from their trial of cryotherapy.",
+    "A recent open label study of 24 children found that participants knew their treatment.",
+    "We have now started two new open-label studies in which participants know their allocation.",
+    "A post hoc analysis of the WART trial showed that the outcome was changed after the data were seen.",
+    "Previous trials used alternation to allocate patients.",
+])
+def test_sentences_about_other_studies_decide_nothing_even_in_methods(model, sentence: str) -> None:
+    _, a = _assess(model, "Methods\n" + sentence + "\n")
+    assert all(sentence not in [e.span.text for e in ans.evidence] for ans in a.values())
+
+
+def test_introduction_may_point_to_the_registration(model) -> None:
+    text = ("Introduction\nWarts are common. The trial was registered with ISRCTN 12345678 and the analysis plan was "
+            "finalised before unblinding.\n\nMethods\nChildren were randomly assigned by a computer-generated list.\n")
+    _, a = _assess(model, text)
+    assert (a["5.1"].response, _rule(a["5.1"])) == ("Y", "5.1/prespecified_plan")
+    assert a["5.1"].evidence[0].span.text == ("The trial was registered with ISRCTN 12345678 and the analysis plan was "
+                                              "finalised before unblinding.")

@@ -142,6 +142,15 @@ class ReasoningData:
     hypothetical_allowed : frozenset of str
         Patterns that may match inside a hypothetical clause (see :func:`hypothetical_spans`):
         those whose meaning is itself a judgement ("could have affected the outcome").
+    pointer_only_sections : frozenset of str
+        Sections whose sentences decide nothing but ``pointer_patterns`` (when the report
+        has a Methods or Results section).
+    last_resort_sections : frozenset of str
+        Of those, the sections read (statements about this trial only) when no rule
+        decides from the rest of the report.
+    pointer_patterns : frozenset of str
+        Patterns an Introduction or Discussion sentence may decide with (registration,
+        published protocol or analysis plan).
     exclude_within : dict of str to tuple of str
         Pattern -> patterns inside whose matches it does not count ("protocol deviation"
         inside "a per-protocol analysis excluding participants with a major protocol
@@ -163,10 +172,19 @@ class ReasoningData:
         self.inner_negation = frozenset(data.get("inner_negation") or ())
         self.hypothetical_allowed = frozenset(data.get("hypothetical_allowed") or ())
         self.exclude_within = {str(k): tuple(v) for k, v in (data.get("exclude_within") or {}).items()}
+        self.pointer_only_sections = frozenset(data.get("pointer_only_sections") or ())
+        self.pointer_patterns = frozenset(data.get("pointer_patterns") or ())
+        self.last_resort_sections = frozenset(data.get("last_resort_sections") or ())
         skip = {"version", "name", "sections", "thresholds", "actors", "actor_also", "blinding", "inner_negation",
-                "hypothetical_allowed", "exclude_within"}
+                "hypothetical_allowed", "exclude_within", "pointer_only_sections", "pointer_patterns",
+                "last_resort_sections"}
         self.patterns = {k: re.compile(_clean(v), re.I) for k, v in data.items()
                          if k not in skip and isinstance(v, str)}
+
+    def about_other_study(self, sentence: Sentence) -> bool:
+        """Whether ``sentence`` is about another study, another phase or the literature
+        (``other_study``: "Steele and Irwin excluded mosaic warts", "previous trials")."""
+        return bool(self.patterns["other_study"].search(sentence.text))
 
     def rank(self, sq: str, section: str) -> int:
         """Reading order of ``section`` for SQ ``sq`` (0 first; unlisted sections last)."""

@@ -19,6 +19,12 @@ deliverers, 4.3 about outcome assessors and, for self-reported outcomes,
 participants); for these SQs a cue match from a sentence without any blinding statement
 counts only if it has a blinding or awareness word, and never from a sentence about the
 participant flow (losses to follow-up, withdrawals).
+Only statements about this trial decide: a sentence of the Introduction, Discussion or
+Conclusion decides nothing but a pointer to the trial's registration or protocol, and a
+sentence about another study, another phase or the literature ("Steele and Irwin
+excluded mosaic warts", "a recent open label study of 24 children", "previous trials")
+decides nothing anywhere (:meth:`~clinex.rob.evidence.reasoning.facts.ReasoningData.decides`;
+``reasoning.yaml``: ``pointer_only_sections``, ``pointer_patterns``, ``other_study``).
 A sentence whose main clause is a recommendation or a counterfactual ("Future trials
 should use central allocation and blinded outcome assessors.") casts no cue vote, and no
 rule reads a pattern inside such a clause (:func:`~clinex.rob.evidence.reasoning.facts.hypothetical_spans`).
@@ -226,17 +232,37 @@ class RulesEvidenceModel:
         """
         sentences = self._sentences(document)
         scope = default_scope()
-        counts = consort_counts(document.text) + [c for s in sentences for c in find_counts(s.text, s.start)]
+        # whose statement is it (issue 22): this trial's own Methods, Results, abstract; the
+        # Introduction, Discussion and Conclusion only point to registration or protocol,
+        # and the Discussion / Conclusion are read last, when nothing else decides
+        data = self.data_
+        other = {s.index for s in sentences if data.about_other_study(s)}
+        # only with a Methods or Results section found, and never a "section" holding most of
+        # the report (a heading missed: an abstract's "Conclusion:" running to the end)
+        late_only = frozenset(
+            x for x in data.pointer_only_sections
+            if any(s.section in ("methods", "results") for s in sentences)
+            and 2 * sum(s.section == x for s in sentences) <= len(sentences))
+        own = [s for s in sentences if s.index not in other and s.section not in late_only]
+        late = [s for s in sentences if s.index not in other
+                and (s.section not in late_only or s.section in data.last_resort_sections)]
+        pointers = frozenset(s.index for s in sentences if s.index not in other)
+        counts = consort_counts(document.text) + [c for s in own for c in find_counts(s.text, s.start)]
         fl = flow(counts)
         flow_sents = _covering(sentences, fl.evidence)
         analysis_sents = _covering(sentences, list(dict.fromkeys(fl.analysis_evidence)))
-        ctx = Context(self.data_, scope, sentences, blinding_statements(self.data_, scope, sentences), fl,
-                      flow_sents, analysis_sents)
-        votes = self._cue_votes(sentences)
+        ctx = Context(data, scope, sentences, blinding_statements(data, scope, own), fl,
+                      flow_sents, analysis_sents, own=frozenset(s.index for s in own), pointers=pointers)
+        ctx_late = Context(data, scope, sentences, blinding_statements(data, scope, late), fl, flow_sents,
+                           analysis_sents, ctx.answers, own=frozenset(s.index for s in late), pointers=pointers)
+        votes = self._cue_votes(own)
+        votes_late = self._cue_votes(late) if late_only else votes
         answers: dict[str, SQAnswer] = {}
         for sq in SQ_IDS:
             d = decide(ctx, sq, conditional=conditional)
-            ans = self._answer(document, ctx, sq, d, votes[sq])
+            if d is None and late_only:
+                d = decide(ctx_late, sq, conditional=conditional)
+            ans = self._answer(document, ctx, sq, d, votes[sq] or votes_late[sq])
             ctx.answers[sq] = ans.response
             answers[sq] = ans
         return answers

@@ -103,6 +103,8 @@ class Context:
     data : ReasoningData
     scope : AssertionScope
     sentences : list of Sentence
+        All of the report's; a pattern is read only in ``own`` (``pointers`` for the
+        ``pointer_patterns`` of ``reasoning.yaml``).
     blinding : list of BlindingStatement
     flow : Flow
     flow_sentences : list of Sentence
@@ -111,6 +113,10 @@ class Context:
         Sentences the analysed numbers came from.
     answers : dict of str to str
         Responses decided so far (RoB 2 order), for the conditional questions.
+    own : frozenset of int or None
+        Indices of the sentences that may decide (None: all): statements about this trial.
+    pointers : frozenset of int or None
+        Indices of the sentences a pointer to registration or protocol may come from.
     """
 
     data: ReasoningData
@@ -121,12 +127,16 @@ class Context:
     flow_sentences: list[Sentence]
     analysis_sentences: list[Sentence] = field(default_factory=list)
     answers: dict[str, str] = field(default_factory=dict)
+    own: frozenset[int] | None = None
+    pointers: frozenset[int] | None = None
     _cache: dict[str, list[Finding]] = field(default_factory=dict)
 
     def find(self, name: str, sq: str | None = None) -> list[Finding]:
         """Findings of pattern ``name``, in the SQ's section reading order when given."""
         if name not in self._cache:
-            self._cache[name] = find(self.data, self.scope, name, self.sentences)
+            allowed = self.pointers if name in self.data.pointer_patterns else self.own
+            self._cache[name] = find(self.data, self.scope, name,
+                                     [s for s in self.sentences if allowed is None or s.index in allowed])
         found = self._cache[name]
         if sq is None:
             return found
