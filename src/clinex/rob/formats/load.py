@@ -6,6 +6,8 @@ Suffix                      Reader                                 Pages
 ``.pdf``                    :func:`clinex.io.pdf.read_pdf`         PDF pages
 ``.txt``, ``.text``         :func:`clinex.io.plaintext.read_plaintext`  at form feeds
 ``.xml``, ``.nxml``         :func:`clinex.io.jats.read_jats`       none
+                            (:func:`clinex.io.consort_tm.read_consort_tm`
+                            when the root is CONSORT-TM's ``<document>``)  at form feeds
 ``.html``, ``.htm``         :func:`clinex.rob.formats.tagtog.read_tagtog_document` (tagtog ``plain.html``)
 ==========================  =====================================  ==============
 
@@ -90,10 +92,15 @@ def load_document(path: str | Path, *, sentences: bool = True, sections: bool = 
 
         doc = read_plaintext(p)
     elif suffix in {".xml", ".nxml"}:
-        from clinex.io.jats import read_jats
-        from clinex.rob.sections import SECTION_NAMES
+        from clinex.io.consort_tm import looks_like_consort_tm, read_consort_tm
 
-        doc = read_jats(p, section_names=SECTION_NAMES)
+        if looks_like_consort_tm(p):  # the corpus's plain text with labelled sentences
+            doc = read_consort_tm(p)
+        else:
+            from clinex.io.jats import read_jats
+            from clinex.rob.sections import SECTION_NAMES
+
+            doc = read_jats(p, section_names=SECTION_NAMES)
     else:
         from clinex.rob.formats.tagtog import read_tagtog_document
 
