@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from clinex.errors import EncodingError, FormatError
+from clinex.errors import FormatError
 from clinex.io.plaintext import pages_from_form_feeds
 from clinex.io.textfile import require_file
 from clinex.text import Document
@@ -74,23 +74,10 @@ def read_consort_tm(path: str | Path) -> Document:
     EncodingError
         The XML is not in its declared encoding.
     """
-    from xml.etree.ElementTree import ParseError
-
-    from defusedxml import ElementTree
-    from defusedxml.common import DefusedXmlException
+    from clinex.io.xmlfile import parse_xml_file
 
     p = require_file(path)
-    try:
-        root = ElementTree.parse(str(p)).getroot()
-    except ParseError as exc:
-        line = exc.position[0] if getattr(exc, "position", None) else None
-        raise FormatError(f"XML is not well formed ({exc})", path=p, line=line) from None
-    except DefusedXmlException as exc:
-        raise FormatError(f"refused unsafe XML ({type(exc).__name__})", path=p) from None
-    except UnicodeDecodeError:
-        raise EncodingError("XML not in its declared encoding", path=p) from None
-    except LookupError as exc:
-        raise EncodingError(f"XML declares an unknown encoding ({exc})", path=p, line=1) from None
+    root = parse_xml_file(p)
     if root.tag != "document":
         raise FormatError(f"not a CONSORT-TM article (root element <{root.tag}>)", path=p)
     text_el = root.find("text")

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from clinex.errors import EncodingError, FormatError
+from clinex.errors import FormatError
 from clinex.io.textfile import require_file
 from clinex.text import Document, Fragment, Span
 
@@ -174,25 +174,12 @@ def read_jats(path: str | Path, *, section_names: Mapping[str, Sequence[str]] | 
     EncodingError
         Not decodable as declared.
     """
-    from xml.etree.ElementTree import ParseError
-
-    from defusedxml import ElementTree
-    from defusedxml.common import DefusedXmlException
+    from clinex.io.xmlfile import parse_xml_file
 
     p = require_file(path)
     if p.stat().st_size == 0:
         raise FormatError("empty file (0 bytes), expected JATS XML", path=p)
-    try:
-        root = ElementTree.parse(str(p)).getroot()
-    except ParseError as exc:
-        line = exc.position[0] if getattr(exc, "position", None) else None
-        raise FormatError(f"XML is not well formed ({exc})", path=p, line=line) from None
-    except DefusedXmlException as exc:
-        raise FormatError(f"refused unsafe XML ({type(exc).__name__})", path=p) from None
-    except UnicodeDecodeError:
-        raise EncodingError("XML not in its declared encoding", path=p) from None
-    except LookupError as exc:  # <?xml encoding="..."?> names no codec Python knows
-        raise EncodingError(f"XML declares an unknown encoding ({exc})", path=p, line=1) from None
+    root = parse_xml_file(p)
     article = root if _local(root.tag) == "article" else next(
         (e for e in root.iter() if _local(e.tag) == "article"), None
     )
