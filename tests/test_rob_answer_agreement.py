@@ -311,7 +311,7 @@ def test_cli_each_skip_is_reported_once(cli, tmp_path: Path) -> None:
     assert res.stderr.splitlines() == [
         f"warning: [CLX002] {bad}: field 'responses': expected a mapping of the 22 SQs to "
         "Y/PY/PN/N/NI/NA; skipped",
-        "warning: document '01_a': no report text beside its gold (.txt); not assessed",
+        "warning: document '01_a': no report text beside its gold (.txt) or in --texts; not assessed",
     ]
     assert "1 documents" in res.stdout
     # the skips read before an error are still reported, once, before it
@@ -319,3 +319,30 @@ def test_cli_each_skip_is_reported_once(cli, tmp_path: Path) -> None:
     assert res.code == 2
     assert res.stderr.splitlines()[0].startswith(f"warning: [CLX002] {bad}: field 'responses'")
     assert res.stderr.count("03_bad") == 1 and res.stderr.splitlines()[-1].startswith("[CLX001]")
+
+
+def test_cli_key_reports_from_texts_folder(cli, tmp_path: Path) -> None:
+    """Keys apart from their articles (CONSORT-TM XML named by id): ``--texts`` finds them."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    arts = tmp_path / "articles"
+    arts.mkdir()
+    text = f"Methods\nA trial. Patients were allocated by a {SEQ}.\n\nResults\nAll were analysed.\n"
+    (arts / "PMC9.xml").write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<document id="PMC9"><text xml:space="preserve">{text}</text>'
+        f'<sentence charOffset="8-{text.index(".", 20) + 1}" id="S1" selection="8a"/></document>',
+        encoding="utf-8",
+    )
+    (keys / "PMC9.key.yaml").write_text(_key_yaml("PMC9", BASE, {"1.1": [SEQ]}), encoding="utf-8")
+    res = cli("rob", "agreement", keys, "--model", "rules", "--json")
+    assert res.code == 2  # the only document could not be assessed
+    assert "no report text beside its gold (.txt) or in --texts" in res.stderr
+    res = cli("rob", "agreement", keys, "--model", "rules", "--texts", arts, "--json")
+    assert res.code == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert data["documents"] == 1 and data["overall"]["n_response"] == 22
+    sq = {s["sq"]: s for s in data["sqs"]}
+    assert sq["1.1"]["po_extraction"] == 1.0  # the rules cite the XML article's sentence
+    res = cli("rob", "agreement", keys, "--model", "rules", "--texts", tmp_path / "none")
+    assert res.code == 2 and "--texts must be a folder" in res.stderr

@@ -344,7 +344,11 @@ def _sq_key(value: Any) -> str:
     return str(value).strip()
 
 
-def read_answer_key(path: str | Path) -> GoldDocument:
+#: Report files looked for in an answer key's ``texts`` folder, in this order.
+REPORT_SUFFIXES = (".txt", ".xml", ".nxml", ".pdf")
+
+
+def read_answer_key(path: str | Path, *, texts: str | Path | None = None) -> GoldDocument:
     """Read one clinex answer key (``*.key.yaml``).
 
     Parameters
@@ -352,13 +356,18 @@ def read_answer_key(path: str | Path) -> GoldDocument:
     path : str or Path
         The key; its report is the ``.txt`` with the same stem beside it
         (``NN_slug.key.yaml`` -> ``NN_slug.txt``).
+    texts : str or Path, optional
+        Where the reports are when none sits beside the key: ``texts/<id>`` with the
+        first suffix of :data:`REPORT_SUFFIXES` that exists (a CONSORT-TM article is
+        ``<PMCID>.xml``). Keys and the published articles they judge can then live
+        apart (the articles may not be redistributable).
 
     Returns
     -------
     GoldDocument
         ``responses`` for all 22 SQs, ``evidence`` (empty strings dropped),
         ``judgements`` from ``domains`` and ``overall`` where given, ``source`` the
-        ``.txt`` (None when it does not exist).
+        report (None when none exists).
 
     Raises
     ------
@@ -409,9 +418,9 @@ def read_answer_key(path: str | Path) -> GoldDocument:
         items = [v] if isinstance(v, str) else v
         if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
             raise FormatError("expected a list of strings", path=p, field=f"evidence.{q}")
-        texts = [s for s in items if s.strip()]
-        if texts:
-            evidence[q] = texts
+        quotes = [s for s in items if s.strip()]
+        if quotes:
+            evidence[q] = quotes
     judgements: dict[str, str] = {}
     raw_dom = data.get("domains") or {}
     if not isinstance(raw_dom, dict):
@@ -430,18 +439,35 @@ def read_answer_key(path: str | Path) -> GoldDocument:
             raise FormatError(f"{data['overall']!r} is not one of {', '.join(_RISKS)}", path=p,
                               field="overall")
         judgements["overall"] = data["overall"]
-    txt = p.with_name(p.name[: -len(".key.yaml")] + ".txt") if p.name.endswith(".key.yaml") \
-        else p.with_suffix(".txt")
     return GoldDocument(doc_id.strip(), responses, evidence, judgements,
-                        txt if txt.is_file() else None)
+                        _key_report(p, doc_id.strip(), texts))
 
 
-def load_answer_keys(folder: str | Path, *, warnings: list[str] | None = None) -> dict[str, GoldDocument]:
+def _key_report(key: Path, doc_id: str, texts: str | Path | None) -> Path | None:
+    """The report of an answer key: the ``.txt`` beside it, else ``texts/<id><suffix>``."""
+    txt = key.with_name(key.name[: -len(".key.yaml")] + ".txt") if key.name.endswith(".key.yaml") \
+        else key.with_suffix(".txt")
+    if txt.is_file():
+        return txt
+    if texts is not None:
+        for suffix in REPORT_SUFFIXES:
+            cand = Path(texts) / f"{doc_id}{suffix}"
+            if cand.is_file():
+                return cand
+    return None
+
+
+def load_answer_keys(
+    folder: str | Path, *, texts: str | Path | None = None, warnings: list[str] | None = None
+) -> dict[str, GoldDocument]:
     """Read every ``*.key.yaml`` of a folder (name order).
 
     Parameters
     ----------
     folder : str or Path
+    texts : str or Path, optional
+        Folder of the reports for keys without a ``.txt`` beside them
+        (:func:`read_answer_key`).
     warnings : list of str, optional
         Receives one line per bad key file (its path and field, then ``; skipped``)
         and per repeated id; those files are skipped, never silently.
@@ -463,7 +489,10 @@ def load_answer_keys(folder: str | Path, *, warnings: list[str] | None = None) -
     files = sorted(src.glob("*.key.yaml"))
     if not files:
         raise InputError("no *.key.yaml answer keys", path=src)
-    return _read_each(files, read_answer_key, lambda g: g.doc_id, "field 'id'", "key", problems)
+    if texts is not None and not Path(texts).is_dir():
+        raise InputError("--texts must be a folder of the reports", path=texts)
+    return _read_each(files, lambda f: read_answer_key(f, texts=texts), lambda g: g.doc_id,
+                      "field 'id'", "key", problems)
 
 
 
@@ -515,8 +544,9 @@ def load_gold(
         :func:`clinex.rob.iaa.load_annotator`; tagtog offsets realigned to their
         text so that the evidence texts are the expert's).
     texts : str or Path, optional
-        tagtog only: the ``plain.html/pool`` folder (found beside an ancestor when
-        omitted).
+        tagtog: the ``plain.html/pool`` folder (found beside an ancestor when
+        omitted); answer keys: the folder of reports named by document id, for keys
+        without a ``.txt`` beside them (:func:`read_answer_key`).
     warnings : list of str, optional
         Receives reading problems (bad key files and documents are skipped).
 
@@ -539,7 +569,7 @@ def load_gold(
         raise InputError("GOLD must be a folder (tagtog annotator or *.key.yaml answer keys)",
                          path=src)
     if any(src.glob("*.key.yaml")):
-        out = load_answer_keys(src, warnings=problems)
+        out = load_answer_keys(src, texts=texts, warnings=problems)
     else:
         tag_dir = _tagtog_dir(src)
         if tag_dir is None:
@@ -625,7 +655,7 @@ def assess_gold(
     out: dict[str, TrialAssessment] = {}
     for key, g in sorted(gold.items()):
         if g.source is None:
-            problems.append(f"{_not_assessed(key)}no report text beside its gold (.txt); not assessed")
+            problems.append(f"{_not_assessed(key)}no report text beside its gold (.txt) or in --texts; not assessed")
             continue
         try:
             out[key] = assess(load_trial(g.source), model)

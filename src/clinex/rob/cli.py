@@ -401,7 +401,11 @@ def agreement_cmd(
         None, "--model", "-m",
         help="Run this evidence model over the gold's reports instead of reading PRED (default when PRED is absent: auto).",
     ),
-    texts: str = typer.Option(None, "--texts", help="tagtog GOLD only: the export's plain.html/pool folder."),
+    texts: str = typer.Option(
+        None, "--texts",
+        help="tagtog GOLD: the export's plain.html/pool folder; answer keys: the folder of the reports "
+             "(<id>.txt/.xml/.nxml/.pdf) for keys without a .txt beside them.",
+    ),
     threshold: float = typer.Option(
         None, "--threshold", min=0.0, max=100.0,
         help="Evidence match: rapidfuzz partial_ratio >= this (default 80).",
