@@ -234,17 +234,31 @@ def concealment_partial(ctx: Context, sq: str) -> Decision | None:
     return None
 
 
+def _baseline_findings(ctx: Context, name: str, sq: str) -> list[Finding]:
+    """Findings of ``name`` in sentences that compare the randomised groups at baseline
+    (``baseline_context`` and not ``baseline_not_comparison``; RoB 2 guidance 1.3: an
+    outcome's change from baseline, a regression on baseline values, eligibility or a
+    non-randomised group compare nothing at randomisation)."""
+    pats = ctx.data.patterns
+    return [f for f in ctx.find(name, sq)
+            if pats["baseline_context"].search(f.sentence.text)
+            and not pats["baseline_not_comparison"].search(f.sentence.text)]
+
+
 def baseline_imbalance(ctx: Context, sq: str) -> Decision | None:
     """1.3 Y: an imbalance at baseline is stated; N when it is negated ("no imbalance");
     PN when the report calls it compatible with chance, but Y again when it is "larger than
     expected by chance" / "not compatible with chance" (guidance 1.3: imbalances beyond
-    chance suggest a problem with the randomisation; QA3 2026-12-01)."""
-    f = ctx.first("baseline_imbalance", sq, affirmed=None)
-    if f is None:
+    chance suggest a problem with the randomisation; QA3 2026-12-01). Only sentences that
+    compare the randomised groups at baseline (:func:`_baseline_findings`)."""
+    found = _baseline_findings(ctx, "baseline_imbalance", sq)
+    if not found:
         return None
+    f = found[0]
     if f.assertion.negated:
         return _d("N", "baseline_imbalance_negated", f, weight=0.75)
-    if (ctx.data.patterns["baseline_by_chance"].search(f.sentence.text)
+    if ((ctx.data.patterns["baseline_by_chance"].search(f.sentence.text)
+         or re.search(r"\bchance (imbalances?|differences?)\b", f.sentence.text, re.I))
             and not re.search(r"\b(more|larger|greater|bigger) than (would be )?expected|\bbeyond\b|\bunlikely to be|"
                               r"\bnot (be )?(explained|attributable|compatible|consistent)|\b(in|not )compatible with",
                               f.sentence.text, re.I)):
@@ -253,8 +267,9 @@ def baseline_imbalance(ctx: Context, sq: str) -> Decision | None:
 
 
 def baseline_balanced(ctx: Context, sq: str) -> Decision | None:
-    """1.3 N: baseline characteristics similar / no important differences."""
-    f = ctx.first("baseline_balanced", sq)
+    """1.3 N: baseline characteristics similar / no important differences (only sentences
+    comparing the randomised groups at baseline, :func:`_baseline_findings`)."""
+    f = next((x for x in _baseline_findings(ctx, "baseline_balanced", sq) if x.affirmed), None)
     return _d("N", "baseline_balanced", f, weight=0.8, hedged=_hedged(f)) if f else None
 
 
