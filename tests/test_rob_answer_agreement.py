@@ -146,6 +146,10 @@ def test_hand_checked_figures_on_two_keys(tmp_path: Path) -> None:
     low = answer_agreement(gold, _predictions(), threshold=77.5)
     assert (low.overall.n_extraction, low.overall.po_extraction) == (5, 0.8)
     assert json.loads(rep.model_dump_json())["overall"]["n_response"] == 44
+    # hand-made evidence carries no section (as a rob.json of before Evidence.section): the
+    # answers taken from the text (01_a: 1.1, 2.1, 4.3; 02_b: 1.1, 1.2) are all unknown
+    assert (rep.decided_outside, rep.decided_total, rep.share_decided_outside, rep.decided_unknown) \
+        == (0, 0, None, 5)
 
 
 def test_missing_prediction_and_bad_threshold(tmp_path: Path) -> None:
@@ -239,6 +243,8 @@ def test_cli_folder_of_predictions_and_bad_key(cli, tmp_path: Path) -> None:
     res = cli("rob", "agreement", keys, preds)
     assert res.code == 1
     assert "D3 Missing outcome data" in res.stdout and "0.750" in res.stdout
+    assert "answers decided outside Methods/Results: 0 of 0 (-) (sections unknown for 5 answers)" \
+        in res.stdout
     # bad inputs: exit 2 with a message
     res = cli("rob", "agreement", tmp_path / "nowhere", preds)
     assert res.code == 2 and "GOLD must be a folder" in res.stderr
@@ -255,6 +261,9 @@ def test_cli_model_over_key_texts(cli, tmp_path: Path) -> None:
     data = json.loads(res.stdout)
     assert data["predictions"] == "model:cues" and data["documents"] == 2
     assert data["overall"]["n_response"] == 44
+    # a model run stamps every evidence span: no unknown sections; each report is "Methods" only
+    assert (data["decided_outside"], data["decided_unknown"]) == (0, 0)
+    assert data["share_decided_outside"] == (0.0 if data["decided_total"] else None)
 
 
 @pytest.fixture

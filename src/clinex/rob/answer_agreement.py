@@ -43,6 +43,11 @@ Counting
 * A domain pools its SQs' pairs; the overall row pools all pairs. Judgement
   agreement: per domain over the documents where the gold has that domain's level;
   overall over the documents with a gold overall level.
+* Where the answers come from: over the predictions counted, the answers taken from
+  the text (response not NA/NI, with evidence) whose first evidence span lies outside
+  the Methods and Results (:func:`clinex.rob.assess.decided_outside`), out of those
+  whose section is known; answers of a ``*.rob.json`` written before
+  ``Evidence.section`` existed are counted apart as unknown.
 
 Every figure comes with its ``n``; an observed agreement over ``n = 0`` is None.
 
@@ -241,6 +246,18 @@ class AnswerAgreementReport(BaseModel):
     domains : tuple of DomainAnswerAgreement
         D1..D5.
     overall : OverallAnswerAgreement
+    decided_outside : int
+        Answers of the predictions counted that were taken from the text (response
+        not NA/NI, with evidence) and whose first evidence span's section is known
+        and is neither ``methods`` nor ``results``
+        (:func:`clinex.rob.assess.decided_outside`).
+    decided_total : int
+        Such answers whose section is known.
+    share_decided_outside : float or None
+        ``decided_outside / decided_total``; None when ``decided_total`` is 0.
+    decided_unknown : int
+        Such answers whose section is unknown (``*.rob.json`` written before
+        ``Evidence.section`` existed); in neither count above.
     warnings : tuple of str
         Problems met (bad key files skipped, documents without a prediction ...).
     """
@@ -255,6 +272,10 @@ class AnswerAgreementReport(BaseModel):
     sqs: tuple[SQAnswerAgreement, ...]
     domains: tuple[DomainAnswerAgreement, ...]
     overall: OverallAnswerAgreement
+    decided_outside: int = 0
+    decided_total: int = 0
+    share_decided_outside: float | None = None
+    decided_unknown: int = 0
     warnings: tuple[str, ...] = ()
 
 
@@ -730,6 +751,7 @@ def answer_agreement(
     ----------
     Dhrangadhariya A, et al. RoBuster. Database 2023 (PO_response, PO_extraction).
     """
+    from clinex.rob.assess import decided_outside, decided_sections
     from clinex.rob.schema import DOMAINS
 
     if not 0.0 <= threshold <= 100.0:
@@ -759,8 +781,12 @@ def answer_agreement(
     ok_e: Counter[str] = Counter()
     n_j: Counter[str] = Counter()
     ok_j: Counter[str] = Counter()
+    outside = decided = unknown = 0
     for key, ta in matched.items():
         g = gold[key]
+        k, n = decided_outside(ta)
+        outside, decided = outside + k, decided + n
+        unknown += len(decided_sections(ta)) - n
         answers = {a.sq: a for d in ta.domains for a in d.answers}
         for q, resp in g.responses.items():
             pred = answers[q].response if q in answers else None
@@ -805,5 +831,7 @@ def answer_agreement(
     return AnswerAgreementReport(
         gold=gold_name, predictions=predictions_name, documents=len(matched),
         document_ids=tuple(sorted(matched)), threshold=threshold, sqs=sqs, domains=domains,
-        overall=overall, warnings=tuple(problems),
+        overall=overall, decided_outside=outside, decided_total=decided,
+        share_decided_outside=_po(outside, decided), decided_unknown=unknown,
+        warnings=tuple(problems),
     )

@@ -5,7 +5,9 @@ The pipeline is:
 1. an evidence model answers the 22 signalling questions (``model.predict(document)``
    returns ``{sq_id: SQAnswer}`` with evidence spans);
 2. the answers are checked (known SQ ids, evidence offsets inside the text), page
-   numbers and RoBuster judgements are filled in where the model left them out;
+   numbers and RoBuster judgements are filled in where the model left them out, and
+   every evidence span is stamped with the section holding its start
+   (``Evidence.section``), whichever model found it;
 3. questions RoB 2 does not ask given the earlier answers (their condition is not
    met, e.g. 2.3 when 2.1 and 2.2 are N/PN) get the response ``NA`` (their evidence
    is kept for the reader); a question that is asked but was answered ``NA`` becomes
@@ -23,7 +25,8 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import bisect
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -33,7 +36,16 @@ from clinex.rob.schema import DOMAINS, SQ_IDS, judgement_for, sq
 from clinex.rob.types import DomainResult, SQAnswer, TrialAssessment
 from clinex.text import Document, check_span
 
-__all__ = ["EvidenceModel", "assess", "assess_path", "load_trial", "default_model", "model_name"]
+__all__ = [
+    "EvidenceModel",
+    "assess",
+    "assess_path",
+    "load_trial",
+    "default_model",
+    "model_name",
+    "decided_sections",
+    "decided_outside",
+]
 
 
 class EvidenceModel(Protocol):
@@ -144,6 +156,33 @@ def _check_answers(raw: Any, document: Document) -> dict[str, SQAnswer]:
     return answers
 
 
+def _stamp_sections(answers: dict[str, SQAnswer], document: Document) -> dict[str, SQAnswer]:
+    """Set each evidence's ``section``: the label of the section holding its span's start.
+
+    The sections are the document's own (a reader's, e.g. JATS ``<sec>``) or, when it
+    has none, :func:`clinex.rob.sections.detect_sections`; a span in the blank run
+    that ends a section belongs to that section. A section the model already set is
+    kept.
+    """
+    if all(ev.section is not None for a in answers.values() for ev in a.evidence):
+        return answers
+    from clinex.rob.sections import detect_sections
+
+    ordered = sorted(document.sections or detect_sections(document), key=lambda s: s.start)
+    starts = [s.start for s in ordered]
+    out = {}
+    for q_id, ans in answers.items():
+        evidence = []
+        for ev in ans.evidence:
+            if ev.section is None:
+                i = bisect.bisect_right(starts, ev.span.start) - 1
+                if i >= 0 and ordered[i].label is not None:
+                    ev = ev.model_copy(update={"section": ordered[i].label})
+            evidence.append(ev)
+        out[q_id] = ans.model_copy(update={"evidence": tuple(evidence)})
+    return out
+
+
 def _mark_not_asked(answers: dict[str, SQAnswer]) -> dict[str, SQAnswer]:
     """Set NA on questions whose RoB 2 condition is not met, NI on asked ones answered NA.
 
@@ -215,7 +254,8 @@ def assess(
     """
     if model is None:
         model = default_model()
-    answers = _mark_not_asked(_check_answers(model.predict(document), document))
+    answers = _check_answers(model.predict(document), document)
+    answers = _mark_not_asked(_stamp_sections(answers, document))
     domains = []
     for d in DOMAINS:
         risk = domain_risk(d.id, {q: answers[q] for q in d.questions})
@@ -239,6 +279,90 @@ def assess(
         model=model_name(model),
         overall_rule=overall_rule,
     )
+
+
+def decided_sections(assessment: TrialAssessment) -> list[str | None]:
+    """The section each answer was decided from: its first evidence span's section.
+
+    Over the answers taken from the text: response not ``NA`` / ``NI`` and at least
+    one evidence span (the best, first, is the one the answer rests on), in RoB 2
+    order. A section is None when unknown (a ``*.rob.json`` written before
+    ``Evidence.section`` existed).
+
+    Parameters
+    ----------
+    assessment : TrialAssessment
+
+    Returns
+    -------
+    list of str or None
+        One section label per such answer.
+    """
+    return [
+        a.evidence[0].section
+        for d in assessment.domains
+        for a in d.answers
+        if a.response not in ("NA", "NI") and a.evidence
+    ]
+
+
+def decided_outside(
+    assessment: TrialAssessment, sections: Sequence[str] = ("methods", "results")
+) -> tuple[int, int]:
+    r"""How many answers were decided from text outside the Methods and Results.
+
+    RoB 2 assesses the result of this trial as its report describes what was done
+    (Sterne et al., BMJ 2019), and RoBuster's annotation placards send the reader to
+    the Methods and Results first (1.1 and 1.2 Methods first, 3.1 Results first ...).
+    An answer taken from elsewhere (the abstract, the introduction's account of
+    earlier trials, the discussion) may rest on a summary, a plan or another trial,
+    and deserves a reviewer's second look.
+
+    Parameters
+    ----------
+    assessment : TrialAssessment
+    sections : sequence of str, default ("methods", "results")
+        The section labels (:mod:`clinex.rob.sections`) that count as inside.
+
+    Returns
+    -------
+    (int, int)
+        ``(k, n)``: ``n`` answers taken from the text (response not ``NA`` / ``NI``,
+        with evidence; :func:`decided_sections`) whose first evidence span's section
+        is known, ``k`` of them with that section not in ``sections``. Answers whose
+        section is unknown (a ``*.rob.json`` written before sections were recorded)
+        count in neither.
+
+    References
+    ----------
+    Sterne JAC, Savović J, Page MJ, et al. RoB 2: a revised tool for assessing risk
+    of bias in randomised trials. BMJ 2019;366:l4898.
+    Dhrangadhariya A, et al. RoBuster: a corpus annotated with risk of bias text spans
+    in randomized controlled trials. Database 2023 (annotation placards).
+
+    Examples
+    --------
+    >>> from clinex.text import Document, Span
+    >>> from clinex.rob.types import Evidence, SQAnswer
+    >>> text = "Abstract\nPatients were randomised.\n\nMethods\nA computer made the list."
+    >>> def answer(q, phrase):
+    ...     s = text.index(phrase)
+    ...     span = Span.from_offsets(text, (s, s + len(phrase)), label=q)
+    ...     ev = Evidence(span=span, score=1.0, source="example")
+    ...     return SQAnswer(sq=q, response="Y", confidence=1.0, evidence=(ev,))
+    >>> class Fixed:
+    ...     def predict(self, doc):
+    ...         return {"1.1": answer("1.1", "A computer made the list"),
+    ...                 "1.2": answer("1.2", "Patients were randomised")}
+    >>> result = assess(Document(id="t", text=text), Fixed())
+    >>> decided_sections(result)
+    ['methods', 'abstract']
+    >>> decided_outside(result)
+    (1, 2)
+    """
+    inside = {sections} if isinstance(sections, str) else set(sections)
+    known = [s for s in decided_sections(assessment) if s is not None]
+    return sum(s not in inside for s in known), len(known)
 
 
 def load_trial(path: str | Path) -> Document:

@@ -72,7 +72,7 @@ def assess_cmd(
 
     from clinex.errors import ClinexError, InputError
     from clinex.progress import Progress
-    from clinex.rob.assess import assess, default_model, load_trial
+    from clinex.rob.assess import assess, decided_outside, default_model, load_trial
     from clinex.rob.plot import plot_summary, plot_traffic_light
     from clinex.rob.report import OutputNamer, write_html, write_json
     from clinex.rob.robvis import read_weights, robvis_rows, write_robvis_csv
@@ -146,11 +146,13 @@ def assess_cmd(
                                             labels=[lab for _, _, lab in done])
         batch_written += plot_summary(rows, None, *batch["summary"])
     batch_written.append(write_robvis_csv(rows, batch["robvis"]))
-    table = Table(title=f"RoB 2 ({done[0][0].model})")
-    for col in ("Trial", "D1", "D2", "D3", "D4", "D5", "Overall"):
+    table = Table(title=f"RoB 2 ({done[0][0].model})",
+                  caption="Outside M/R: k/n answers decided outside Methods/Results")
+    for col in ("Trial", "D1", "D2", "D3", "D4", "D5", "Overall", "Outside M/R"):
         table.add_column(col)
     for result, _, label in done:
-        table.add_row(label, *(d.risk for d in result.domains), result.overall)
+        k, n = decided_outside(result)
+        table.add_row(label, *(d.risk for d in result.domains), result.overall, f"{k}/{n}")
     out = Console(width=120, highlight=False)
     out.print(table)
     for result, _, label in done:  # a judgement --multiple-some-concerns-high changed is never silent
@@ -418,7 +420,8 @@ def agreement_cmd(
     exact (Y/PY/PN/N/NI/NA) and folded (PY -> Y, PN -> N); n and PO_extraction (a
     predicted evidence text fuzzy-matches a gold one: partial_ratio of the
     normalised texts >= 80); and the domain / overall judgement agreement where the
-    gold has levels. Bad key files are reported on stderr and skipped.
+    gold has levels; last, how many of the answers taken from the text rest on evidence
+    outside the Methods and Results. Bad key files are reported on stderr and skipped.
 
     Exit status: 0 every gold document was counted; 1 some were skipped (each reported
     on stderr, the others counted); 2 nothing could be counted or a bad option.
@@ -501,5 +504,10 @@ def agreement_cmd(
         q.add_row(s.sq, str(s.n_response), po(s.po_response_exact), po(s.po_response_folded),
                   str(s.n_extraction), po(s.po_extraction))
     out.print(q)
+    unknown = f" (sections unknown for {report.decided_unknown} answers)" if report.decided_unknown else ""
+    share = report.share_decided_outside
+    out.print(f"answers decided outside Methods/Results: {report.decided_outside} of "
+              f"{report.decided_total} ({'-' if share is None else f'{share:.2f}'}){unknown}",
+              markup=False, soft_wrap=True)
     if report.warnings:
         raise typer.Exit(1)  # some key files or documents were skipped (listed above), as `assess` does

@@ -2,14 +2,17 @@
 
 The JSON file is :class:`~clinex.rob.types.TrialAssessment` as pydantic dumps it:
 every signalling question with its response, judgement, confidence and evidence
-spans (character offsets into the document text, half-open, and the 1-based PDF
-page). :func:`read_json` reads it back into the same object.
+spans (character offsets into the document text, half-open, the 1-based PDF page
+and the report section holding the span). :func:`read_json` reads it back into the
+same object, files written before ``Evidence.section`` existed included.
 
 The HTML report is one file with no external assets (inline CSS, no scripts,
 fonts or images): a summary of the domain and overall judgements (with the rule
-that raised the overall judgement, ``overall_rule``, when one did), a table per
-domain with each question's wording, answer, judgement, confidence and evidence
-(page and offsets, linked to the text), and the full document text with every
+that raised the overall judgement, ``overall_rule``, when one did, and how many
+answers were decided outside the Methods and Results,
+:func:`clinex.rob.assess.decided_outside`), a table per domain with each question's
+wording, answer, judgement, confidence and evidence (page, section and offsets,
+linked to the text), and the full document text with every
 evidence span highlighted in a ``<mark>`` element whose ``data-start`` and
 ``data-end`` attributes give its character offsets.
 
@@ -30,6 +33,7 @@ from pydantic import ValidationError
 
 from clinex.errors import FormatError, InputError
 from clinex.io.textfile import require_file
+from clinex.rob.assess import decided_outside, decided_sections
 from clinex.rob.schema import sq
 from clinex.rob.types import Evidence, SQAnswer, TrialAssessment
 from clinex.text import Document
@@ -123,8 +127,9 @@ def _risk_badge(risk: str) -> str:
 
 def _where(ev: Evidence) -> str:
     page = f"p. {ev.page}, " if ev.page is not None else ""
+    section = f"{html.escape(ev.section)}, " if ev.section is not None else ""
     offs = "; ".join(f"{f.start}&#8211;{f.end}" for f in ev.span.fragments)
-    return f"{page}chars {offs}"
+    return f"{page}{section}chars {offs}"
 
 
 def _answer_row(ans: SQAnswer, first_anchor: int) -> str:
@@ -239,6 +244,11 @@ def render_html(assessment: TrialAssessment, document: Document) -> str:
     )
     if assessment.overall_rule:
         body.append(f'<p class="overall-rule">Overall: {esc(assessment.overall_rule)}</p>')
+    k, n = decided_outside(assessment)
+    unknown = len(decided_sections(assessment)) - n  # a rob.json written before sections were kept
+    note = f" (sections unknown for {unknown} answers)" if unknown else ""
+    body.append(f'<p class="decided-outside">Answers decided outside Methods/Results: {k} of {n}'
+                f"{note}</p>")
     for d in assessment.domains:
         body.append(
             f'<h2 id="{d.domain}">{d.domain}: {esc(d.name)} {_risk_badge(d.risk)}</h2>'

@@ -45,6 +45,14 @@ class Evidence(BaseModel):
         Model or rule confidence in [0, 1].
     source : str
         The rule id or model name and version that found it.
+    section : str or None
+        Label of the report section holding the span's start, as
+        :mod:`clinex.rob.sections` names them (``"methods"``, ``"results"``,
+        ``"abstract"``, ``"introduction"``, ``"discussion"``, ``"conclusion"``,
+        ``"registration"``, ``"front"`` for text before the first heading, ...; JATS
+        input: its own ``<sec>`` labels, ``"other"`` for an unmatched one); stamped
+        by :func:`clinex.rob.assess.assess`. None when unknown: files written before
+        sections were recorded, or a span starting before the first section.
     """
 
     model_config = _FROZEN
@@ -53,6 +61,7 @@ class Evidence(BaseModel):
     page: int | None = None
     score: float = Field(ge=0.0, le=1.0)
     source: str
+    section: str | None = None
 
 
 class SQAnswer(BaseModel):
