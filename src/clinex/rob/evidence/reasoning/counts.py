@@ -53,6 +53,8 @@ _GAP = r"(?:[\w\-]+ ){0,4}?"
 _RANDOMISED = [
     re.compile(rf"\b{_NUM} (?:[\w\-]+ ){{0,3}}?{_WHO} (?:were |was |had been |being )?(?:randomly (?:assigned|allocated)|randomi[sz]ed|underwent randomi[sz]ation|enrolled and randomi[sz]ed)\b", re.I),
     re.compile(rf"\b{_NUM} (?:were |was |had been )(?:\w+ly )?(?:randomly (?:assigned|allocated)|randomi[sz]ed)\b", re.I),
+    # "432 patients from 75 centres in 16 countries were randomised" (CONSORT-TM PMC3103669)
+    re.compile(rf"\b{_NUM} {_WHO} (?:from|at|in|across) [^.;()]{{0,60}}? (?:were |was )(?:randomly (?:assigned|allocated)|randomi[sz]ed)\b", re.I),
     re.compile(rf"\b{_NUM} (?:[\w\-]+ ){{0,3}}?{_WHO} (?:entered|were entered into|were enrolled in) the (?:trial|study)\b", re.I),
     re.compile(rf"\b(?:randomi[sz]ed|randomly (?:assigned|allocated)) (?:a total of )?{_NUM} {_GAP}{_WHO}", re.I),
     re.compile(rf"\b(?:of|among|from) (?:the|all|these)? ?{_NUM} {_GAP}(?:randomi[sz]ed|randomly (?:assigned|allocated))\b", re.I),
@@ -142,7 +144,10 @@ _ARM = re.compile(
 # A negation right after an outcome-data verb ("had not returned", "were not assessed").
 _NOT_AFTER = re.compile(r"\s+(?:not|no|never)\b", re.I)
 _PLANNING = re.compile(r"\b(assum\w+|power|sample size|were (required|needed)|would be (required|needed)|"
-                       r"to detect|anticipat\w+|expected (drop|attrition|loss))\b", re.I)
+                       r"to detect|anticipat\w+|expected (\d+ ?% )?(drop|attrition|loss)|"
+                       r"(allow|allowing|account|accounting) for\b[^.;]{0,40}\b(drop|attrition|loss|withdraw))\w*", re.I)
+#: The same test, public for the evidence models (cue votes of domain 3).
+PLANNING = _PLANNING
 # "All had 3-month mRS data", "All participants provided primary outcome data": outcome
 # data for every randomised participant, without a number (own choice: the subject must be
 # a bare "all" or "all" + a people word, the object outcome data or an assessment).

@@ -44,7 +44,7 @@ from pathlib import Path
 from clinex.errors import InputError, SchemaError
 from clinex.rob.evidence.assertion import absence_cues, default_scope
 from clinex.rob.evidence.cues import CueEvidenceModel
-from clinex.rob.evidence.reasoning.counts import consort_counts, find_counts, flow
+from clinex.rob.evidence.reasoning.counts import PLANNING, consort_counts, find_counts, flow
 from clinex.rob.evidence.reasoning.facts import (
     Sentence,
     blinding_statements,
@@ -279,6 +279,9 @@ class RulesEvidenceModel:
                 v[0].index in about or (v[0].index not in anyone and _BLINDING_WORD.search(v[0].text)))]
         if sq == "2.3":
             votes = [v for v in votes if _DEVIATION_WORD.search(v[0].text)]
+        if sq.startswith("3."):
+            # a sample-size allowance ("allowing for 10% drop-out") is no flow (issue 22)
+            votes = [v for v in votes if not PLANNING.search(v[0].text)]
         if d is None:
             if not votes:
                 return SQAnswer(sq=sq, response="NI", confidence=0.5)

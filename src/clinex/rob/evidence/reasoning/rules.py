@@ -568,15 +568,22 @@ def no_robustness_evidence(ctx: Context, sq: str) -> Decision | None:
 
 
 _MISSING = re.compile(
-    r"\b(lost|losses|loss to|withdr\w*|drop(ped)?[- ]?outs?|discontinu\w*|missing|missed|stopped|excluded|"
+    r"\b(lost|losses|loss to|withdr(ew|awals?|awn)|drop(ped)?[- ]?outs?|discontinu\w*|missing|missed|stopped|excluded|"
     r"did not (complete|attend|return|provide)|not (tested|assessed|available|followed|contacted)|"
     r"without (an? )?([\w-]+ ){0,2}(data|scores?|assessments?|follow[- ]?up|outcomes?|tests?|scans?|diar(y|ies))|"
-    r"no follow[- ]?up|reasons?)\b", re.I)
+    r"no follow[- ]?up|declined (the |a |further )?(visit|assessment|follow[- ]?up|to)|had died|died before)\b", re.I)
+
+
+#: Where reasons for missing outcome data are read (participant flow: CONSORT 2010 item 13b
+#: is reported in Results; the abstract and front matter summarise it). Eligibility in the
+#: Methods and speculation in the Discussion give no reason for this trial's losses.
+_REASON_SECTIONS = ("results", "abstract", "front")
 
 
 def _reason_sentences(ctx: Context, sq: str, name: str) -> list[Finding]:
     return [f for f in ctx.find(name, sq)
-            if (f.affirmed or f.assertion.cue == "rob.assertion.v1:neg.without")
+            if f.sentence.section in _REASON_SECTIONS
+            and (f.affirmed or f.assertion.cue == "rob.assertion.v1:neg.without")
             and _MISSING.search(f.sentence.text)
             and not re.match(r"\W*(no|none|neither)\b", f.sentence.text, re.I)]  # "No participant discontinued because of ..."  # "the 20 pupils without a score had moved"
 
