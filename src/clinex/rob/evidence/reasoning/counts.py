@@ -42,7 +42,7 @@ _WORDS = {
     "eighty": 80, "ninety": 90, "no": 0, "none": 0,
 }
 _UNITS = "|".join(sorted(_WORDS, key=len, reverse=True))
-_WORD_NUM = (rf"(?:(?:{_UNITS})[- ](?:hundred|thousand)(?:,? and (?:{_UNITS})(?:[- ](?:{_UNITS}))?)?"
+_WORD_NUM = (rf"(?:(?:{_UNITS})[- ](?:hundred|thousand)(?:(?:,? and |[- ])(?:{_UNITS})(?:[- ](?:{_UNITS}))?)?"
              rf"|(?:{_UNITS})(?:[- ](?:{_UNITS}))?)")
 # digits with "," or a (thin) space between thousands ("1,200", "12 406": Lancet style)
 _NUM = r"(\d{1,3}(?:,\d{3})+(?!\d)|\d{1,3}(?:[ \u2009\u202f]\d{3})+(?![\d.])|\d{1,6}|" + _WORD_NUM + r")"
@@ -82,7 +82,15 @@ _AVAILABILITY = re.compile(
     r"\b(available|analy[sz]ed|included|completed|provided|followed[- ]up|returned|obtained|assessed|measured|"
     r"evaluable|contributed|remained|examined|data|scans?|samples?|questionnaires?|diar(y|ies)|follow[- ]up|"
     r"surveillance|ascertained|known|per[- ]protocol|population|set|scores?)\b", re.I)
-_PAIR = re.compile(rf"\b{_NUM} (?:of|out of|/) (?:the )?{_NUM}\b", re.I)
+_PAIR = re.compile(rf"\b{_NUM}(?: (?:of|out of) (?:the )?| ?/ ?){_NUM}\b", re.I)
+# An outcome result given per arm with its denominators ("Eight of 12 patients in group 1
+# and only 1 of 12 in group 2 were responders", "(115/159 ...) and (105/154 ...)"): when the
+# denominators add up to the randomised number, every randomised participant has outcome
+# data (CONSORT 2010 item 16: numbers analysed per group; issue 22 item 4).
+# "Loss to follow-up was only 2.7%", "attrition was 4%": the share lost, no counts
+_LOST_SHARE = re.compile(r"\b(?:loss(?:es)? to follow[- ]?up|lost to follow[- ]?up|attrition|drop[- ]?out rate|withdrawal rate)"
+                         r"\b[^.;%]{0,30}?\b(?:was|were|of)\b[^.;%\d]{0,15}?(\d{1,2}(?:[.·]\d+)?) ?%", re.I)
+_RESULT_PAIR = re.compile(rf"\b{_NUM} (?:of|out of) (?:the )?{_NUM}\b|\(\s*{_NUM} ?/ ?{_NUM}\b|(?<![\d/.])(\d{{1,6}})/(\d{{1,6}})\b(?![/.]\d)", re.I)
 _ANALYSED = [
     re.compile(rf"\b{_NUM} (?:{_WHO} )?in the (?:[\w\-]+ ){{1,3}}?(?:group|arm) and {_NUM} in the (?:[\w\-]+ ){{1,3}}?(?:group|arm) "
                rf"(?:completed|had|provided|returned|were (?:assessed|followed|analy[sz]ed|available))\b", re.I),
@@ -119,6 +127,9 @@ _LOST = re.compile(
     rf"did not (?:complete|attend|return|provide)|were excluded|was excluded|were not (?:assessed|analy[sz]ed|followed))", re.I)
 _EXCLUDED = re.compile(
     rf"\b{_NUM} [^.;]{{0,160}}?(?:were |was |had been )?(?:excluded|removed) from (?:the |all )?(?:[\w\-]+ ){{0,2}}?(?:analys[ie]s|set|population)\b", re.I)
+# "165 and 161 were randomised to double or standard dose": two arms (CONSORT-TM PMC3668094)
+_RANDOMISED_TWO = re.compile(
+    rf"\b{_NUM} and {_NUM} (?:{_WHO} )?(?:were |was )(?:randomly (?:assigned|allocated)|randomi[sz]ed)\b", re.I)
 # "270 participants were allocated to each group": two arms of that number (QA4 report 5)
 _RANDOMISED_EACH = re.compile(
     rf"\b{_NUM} {_GAP}{_WHO} (?:were |was )?(?:randomly )?(?:allocated|assigned|randomi[sz]ed) to each (?:group|arm)\b", re.I)
@@ -263,8 +274,17 @@ def _arms(text: str) -> tuple[int, ...]:
     return tuple(vals) if len(vals) >= 2 else ()
 
 
+_LOSS_WORDS = re.compile(r"\b(lost|loss(es)?|withdr\w+|dropped out|drop[- ]?outs?|discontinu\w+|missing|not seen|"
+                         r"did not (complete|attend|return))\b", re.I)
+_GAIN_WORDS = re.compile(r"\b(completed|available|analy[sz]ed|provided|contributed|returned|remained|obtained|measured|"
+                         r"known|assessed|followed[- ]up|collected|recorded|examined|ascertained)\b", re.I)
+
+
 def _kind(text: str) -> str:
-    """``"analysis"`` when the sentence is about who was analysed, else ``"outcome"``."""
+    """``"analysis"`` when the sentence is about who was analysed, ``"lost"`` when its numbers
+    count losses ("Loss to follow-up was 2.7% (33 of 1209)"), else ``"outcome"``."""
+    if _LOSS_WORDS.search(text) and not _GAIN_WORDS.search(text):
+        return "lost"
     return "analysis" if _ANALYSIS_WORDS.search(text) else "outcome"
 
 
@@ -296,7 +316,10 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
         return out
     raw = text
     text = re.sub(r" {2,}", " ", _ASIDE.sub("", _PERCENT.sub("", text)))
-    for pat in _RANDOMISED:
+    two = _RANDOMISED_TWO.search(text)
+    if two and None not in (a2 := (parse_number(two.group(1)), parse_number(two.group(2)))):
+        out.append(Count("randomised", a2[0] + a2[1], a2, (), offset, end))  # type: ignore[operator,arg-type]
+    for pat in () if out else _RANDOMISED:
         m = pat.search(text)
         if m:
             total = _num(m)
@@ -334,12 +357,18 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
         if len(leaving) >= 2:
             out.append(Count("analysis", sum(leaving), tuple(leaving), (), offset, end))
         elif len(pairs) >= 2 and len({b for _, b in pairs}) <= len(pairs):
-            out.append(Count(_kind(text), sum(a for a, _ in pairs), tuple(a for a, _ in pairs),
+            kind = _kind(text)
+            if kind == "lost":  # "missing for 9 of 60 and 12 of 61": the others have data
+                pairs, kind = [(b - a, b) for a, b in pairs], "outcome"
+            out.append(Count(kind, sum(a for a, _ in pairs), tuple(a for a, _ in pairs),
                              tuple(b for _, b in pairs), offset, end))
         elif len(pairs) == 1 and (not out or out[0].total == pairs[0][1]):
             a, b = pairs[0]
+            kind = _kind(text)
+            if kind == "lost":  # "Outcome data were missing for 18 of 120": 102 of 120 have data
+                a, kind = b - a, "outcome"
             arms = _arms(text)
-            out.append(Count(_kind(text), a, arms if sum(arms) == a else (), (b,), offset, end))
+            out.append(Count(kind, a, arms if sum(arms) == a else (), (b,), offset, end))
         else:
             for pat in _ANALYSED:
                 m = pat.search(text)
@@ -367,6 +396,17 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
                         break
     if not any(c.kind in ("outcome", "analysis") for c in out) and _ALL_HAD.search(text):
         out.append(Count("outcome_all", None, (), (), offset, end))
+    share = _LOST_SHARE.search(raw)
+    if share and not any(c.kind in ("outcome", "analysis", "lost") for c in out):
+        out.append(Count("lost_share", None, (), (), offset, end, (float(share.group(1).replace("·", ".")),)))
+    if not any(c.kind in ("outcome", "analysis", "outcome_all") for c in out):
+        dens = []
+        for m in _RESULT_PAIR.finditer(text):
+            nums = [parse_number(g) for g in m.groups() if g is not None]
+            if len(nums) == 2 and None not in nums and 0 <= nums[0] <= nums[1]:  # type: ignore[operator]
+                dens.append(nums[1])
+        if len(dens) >= 2:
+            out.append(Count("denominators", sum(dens), tuple(dens), (), offset, end))  # type: ignore[arg-type]
     ex = [v for v in (_num(m) for m in _EXCLUDED.finditer(text)) if v]
     if ex:
         out.append(Count("excluded", sum(ex), (), (), offset, end))
@@ -466,7 +506,7 @@ class Flow:
     def share(self) -> float | None:
         """Participants with outcome data / randomised; without a randomised number the
         mean of the percentages the report gives with the outcome numbers; else None."""
-        if not self.randomised and self.outcome_percents:
+        if (not self.randomised or self.outcome is None) and self.outcome_percents:
             return sum(self.outcome_percents) / len(self.outcome_percents) / 100
         if not self.randomised or self.outcome is None or self.outcome > self.randomised:
             return None
@@ -565,6 +605,18 @@ def flow(counts: Sequence[Count]) -> Flow:
                 f.outcome_arms = tuple(
                     r - sum(x.per_arm[i] for x in lost) for i, r in enumerate(f.randomised_arms)
                 )
+    if f.outcome is None and not f.outcome_percents and not lost:
+        ls = next((x for x in counts if x.kind == "lost_share"), None)
+        if ls is not None:  # "Loss to follow-up was only 2.7%"
+            f.outcome_percents = (100 - ls.percents[0],)
+            f.evidence = [(ls.start, ls.end)]
+    if f.outcome is None and f.randomised:
+        # per-arm denominators of a result that add up to the randomised number: all analysed
+        den = next((x for x in counts if x.kind == "denominators" and x.total == f.randomised
+                    and (not f.randomised_arms or sorted(x.per_arm) == sorted(f.randomised_arms))), None)
+        if den is not None:
+            f.outcome, f.outcome_arms = f.randomised, den.per_arm
+            f.evidence = [(rand[0].start, rand[0].end), (den.start, den.end)]
     a = _pick(f, anal)
     excluded = [c for c in counts if c.kind == "excluded"]
     if a is None and excluded and f.randomised and sum(c.total or 0 for c in excluded) < f.randomised:
