@@ -496,6 +496,21 @@ def all_analysed(ctx: Context, sq: str) -> Decision | None:
     return None
 
 
+def nearly_all_analysed(ctx: Context, sq: str) -> Decision | None:
+    """2.6 PY: no per-protocol analysis or exclusion is reported and the numbers show
+    nearly all randomised participants (>= ``complete_share``) in the analysis (RoB 2
+    guidance 2.6: analysing participants in their randomised groups while leaving out
+    those with missing outcome data is appropriate; the missing data are domain 3)."""
+    fl = ctx.flow
+    share = fl.analysed_share if fl.analysed_share is not None else fl.share
+    if share is None or share < ctx.data.thresholds["complete_share"]:
+        return None
+    if any(f.affirmed for f in ctx.find("per_protocol", sq)):
+        return None
+    sents = ctx.analysis_sentences or ctx.flow_sentences
+    return _d("PY", "nearly_all_analysed", *sents, weight=0.65) if sents else None
+
+
 def switch_share(ctx: Context, sq: str) -> Decision | None:
     """2.7 Y: in an analysis not by assignment, more than ``excluded_share`` of an arm
     received the other intervention ("34 of 272 (12.5%) ... underwent appendicectomy")."""
@@ -1003,7 +1018,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "2.3": (deviation_unknown, deviation_routine, deviation_context, no_deviations_stated, deviation_none),
     "2.4": (deviation_affects,),
     "2.5": (deviation_balance,),
-    "2.6": (per_protocol_primary, itt_analysis, all_analysed),
+    "2.6": (per_protocol_primary, itt_analysis, all_analysed, nearly_all_analysed),
     "2.7": (switch_share, exclusion_share),
     "3.1": (complete_share, complete_statement),
     "3.2": (robust_to_missing, no_robustness_evidence),
