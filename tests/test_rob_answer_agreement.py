@@ -293,7 +293,7 @@ def test_cue_model_on_the_preliminary_corpus(roger: Path) -> None:
     # (n, agree exact, agree folded, n evidence, evidence matched, n judged, judgement agree)
     assert [(d.domain, *counts(d)) for d in rep.domains] == [
         ("D1", 26, 10, 22, 26, 11, 10, 4),
-        ("D2", 27, 14, 19, 27, 12, 10, 3),
+        ("D2", 27, 14, 19, 27, 12, 10, 4),  # 4 since the mitt cue stopped matching "committee"
         ("D3", 17, 3, 4, 17, 2, 9, 3),
         ("D4", 20, 7, 11, 20, 8, 9, 3),
         ("D5", 16, 3, 4, 16, 5, 9, 5),

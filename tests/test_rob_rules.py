@@ -28,7 +28,7 @@ KEYS = sorted(CASES.glob("*.key.yaml"))
 
 @pytest.fixture(scope="module")
 def model() -> RulesEvidenceModel:
-    return RulesEvidenceModel()
+    return RulesEvidenceModel(reading=False)  # the deciding evidence; the reading list: test_rob_reading.py
 
 
 def _assess(model, text: str):
@@ -417,7 +417,7 @@ def test_pain_outcome_with_blinded_patients_and_nobody_else_assessing_is_probabl
 def test_assessor_statement_is_cited_when_the_participant_is_the_assessor() -> None:
     text = f"Methods\n{SURGEON} {ASSESSORS_AWARE} {PAIN}\n"
     for max_evidence, expected in ((2, [SURGEON, ASSESSORS_AWARE]), (3, [SURGEON, ASSESSORS_AWARE, PAIN])):
-        _, a = _assess(RulesEvidenceModel(max_evidence=max_evidence), text)
+        _, a = _assess(RulesEvidenceModel(max_evidence=max_evidence, reading=False), text)
         assert a["4.3"].response == "N"
         assert [e.span.text for e in a["4.3"].evidence] == expected
         assert a["4.3"].evidence[1].source == "clinex.rob.rules.v1:4.3/assessors_aware_considered"

@@ -53,6 +53,7 @@ from clinex.rob.evidence.reasoning.facts import (
 )
 from clinex.rob.evidence.reasoning.rules import Context, Decision, decide
 from clinex.rob.evidence.response import SQ_IDS, answer_from_votes, judgement_of
+from clinex.rob.evidence.reading import load_reading_list, reading_evidence
 from clinex.rob.evidence.segment import segment_document
 from clinex.rob.schema import fold_response
 from clinex.rob.types import Evidence, SQAnswer
@@ -139,6 +140,11 @@ class RulesEvidenceModel:
         Most evidence sentences per SQ (the deciding one first).
     max_chars : int, default 500
         Longest segment (see :func:`~clinex.rob.evidence.segment.segment_document`).
+    reading : bool, default True
+        Also cite, after each asked question's own evidence, the reading list's sentences
+        (:mod:`clinex.rob.evidence.reading`, source ``clinex.rob.reading.v1:<sq>/<topic>``,
+        score 0.3): what a reviewer reads beside the deciding statement. False: deciding
+        evidence only.
 
     Raises
     ------
@@ -158,11 +164,12 @@ class RulesEvidenceModel:
 
     kind = "rules"
 
-    def __init__(self, *, max_evidence: int = 2, max_chars: int = 500) -> None:
+    def __init__(self, *, max_evidence: int = 2, max_chars: int = 500, reading: bool = True) -> None:
         if max_evidence < 1:
             raise SchemaError("max_evidence must be >= 1", field="max_evidence")
         self.max_evidence = max_evidence
         self.max_chars = max_chars
+        self.reading = reading
         self.data_ = load_reasoning_data()
         self.cues_ = CueEvidenceModel(max_chars=max_chars)
 
@@ -265,6 +272,24 @@ class RulesEvidenceModel:
             ans = self._answer(document, ctx, sq, d, votes[sq] or votes_late[sq])
             ctx.answers[sq] = ans.response
             answers[sq] = ans
+        if not self.reading:
+            return answers
+        return self._add_reading(document, sentences, answers, frozenset(s.index for s in own))
+
+    def _add_reading(self, document: Document, sentences: list[Sentence], answers: dict[str, SQAnswer],
+                     own: frozenset[int]) -> dict[str, SQAnswer]:
+        """Cite the reading list's sentences (:mod:`clinex.rob.evidence.reading`) after each
+        asked question's own evidence: what a reviewer reads beside the deciding statement."""
+        reading = load_reading_list()
+        listed = reading_evidence(sentences, reading=reading, allowed=own)
+        for sq, ans in answers.items():
+            if ans.response == "NA" or sq not in listed:
+                continue
+            cited = {(e.span.start, e.span.end) for e in ans.evidence}
+            extra = [self._evidence(document, s, sq, reading.score, f"{reading.name}:{sq}/{topic}")
+                     for s, topic in listed[sq] if (s.start, s.end) not in cited][: reading.max_per_sq]
+            if extra:
+                answers[sq] = ans.model_copy(update={"evidence": (*ans.evidence, *extra)})
         return answers
 
     def _answer(self, document: Document, ctx: Context, sq: str, d: Decision | None,
@@ -286,15 +311,15 @@ class RulesEvidenceModel:
             if not votes:
                 return SQAnswer(sq=sq, response="NI", confidence=0.5)
             if sq in CLOSED:
-                s, _, w, rid = min(votes, key=lambda v: (-v[2], v[0].index))
+                s, _, w, rid = min(votes, key=lambda v: (self.data_.rank(sq, v[0].section), -v[2], v[0].index))
                 ev = self._evidence(document, s, sq, min(w, 0.5), f"{cue_name}:{sq}/{rid}")
                 return SQAnswer(sq=sq, response="NI", confidence=0.5, evidence=(ev,))
-            ranked = sorted(votes, key=lambda v: (-v[2], v[0].index))[: self.max_evidence]
+            ranked = sorted(votes, key=lambda v: (self.data_.rank(sq, v[0].section), -v[2], v[0].index))[: self.max_evidence]
             evidence = [self._evidence(document, s, sq, w, f"{cue_name}:{sq}/{rid}") for s, _, w, rid in ranked]
             return answer_from_votes(sq, evidence, [(r, w) for _, r, w, _ in ranked])
         if d.response == "NA":
             # not asked: the cue matches are kept for the reader, as assess() keeps evidence
-            ranked = sorted(votes, key=lambda v: (-v[2], v[0].index))[: self.max_evidence]
+            ranked = sorted(votes, key=lambda v: (self.data_.rank(sq, v[0].section), -v[2], v[0].index))[: self.max_evidence]
             return SQAnswer(sq=sq, response="NA", confidence=1.0, evidence=tuple(
                 self._evidence(document, s, sq, w, f"{cue_name}:{sq}/{rid}") for s, _, w, rid in ranked))
         source = f"{self.name}:{sq}/{d.rule}"
@@ -305,7 +330,7 @@ class RulesEvidenceModel:
         used = {s.index for s, _, _ in cited}
         if d.response not in ("NA", "NI"):
             direction = fold_response(d.response)
-            for s, r, w, rid in sorted(votes, key=lambda v: (-v[2], v[0].index)):
+            for s, r, w, rid in sorted(votes, key=lambda v: (self.data_.rank(sq, v[0].section), -v[2], v[0].index)):
                 if len(evidence) >= self.max_evidence:
                     break
                 if s.index in used or r == "NI" or fold_response(r) != direction:
@@ -333,5 +358,5 @@ class RulesEvidenceModel:
         from clinex.io.atomic import write_atomic
 
         write_atomic(p, yaml.safe_dump({"kind": "rules", "name": self.name, "max_evidence": self.max_evidence,
-                                        "max_chars": self.max_chars}, sort_keys=False))
+                                        "max_chars": self.max_chars, "reading": self.reading}, sort_keys=False))
         return p
