@@ -49,3 +49,13 @@ def test_share_lost_without_counts_gives_the_outcome_share() -> None:
     f = flow(find_counts("1209 children were randomised.") + find_counts("Loss to follow-up was only 2.7%.", 40))
     assert f.outcome is None and f.share == pytest.approx(0.973)
     assert f.evidence == [(40, 72)]
+
+
+def test_randomised_number_from_an_a_of_b_statement_with_exclusions() -> None:
+    """No 'randomised' statement: the randomised number comes from '28 of the 32'; an
+    exclusion count then must not need one (an IndexError on CONSORT-TM PMC3036630 once)."""
+    counts = (find_counts("Twenty-eight of the 32 patients completed the study.")
+              + find_counts("Five patients were excluded from the analysis.", 60))
+    f = flow(counts)
+    assert (f.randomised, f.outcome, f.analysed) == (32, 28, 27)
+    assert f.analysis_evidence == [(60, 106)]

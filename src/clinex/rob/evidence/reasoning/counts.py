@@ -274,9 +274,9 @@ def _arms(text: str) -> tuple[int, ...]:
     return tuple(vals) if len(vals) >= 2 else ()
 
 
-_LOSS_WORDS = re.compile(r"\b(lost|loss(es)?|withdr\w+|dropped out|drop[- ]?outs?|discontinu\w+|missing|not seen|"
+_LOSS_WORDS = re.compile(r"\b(lost|loss(es)?|withdr\w+|dropped out|drop[- ]?outs?|discontinu\w+|missing|not seen|not completed|"
                          r"did not (complete|attend|return))\b", re.I)
-_GAIN_WORDS = re.compile(r"\b(completed|available|analy[sz]ed|provided|contributed|returned|remained|obtained|measured|"
+_GAIN_WORDS = re.compile(r"(?<!not )(?<!never )\b(completed|available|analy[sz]ed|provided|contributed|returned|remained|obtained|measured|"
                          r"known|assessed|followed[- ]up|collected|recorded|examined|ascertained)\b", re.I)
 
 
@@ -323,7 +323,7 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
         m = pat.search(text)
         if m:
             total = _num(m)
-            if total is not None and total > 1:
+            if total is not None and total > 3:  # "the sequence of the two study visits was randomized" counts no participants
                 arms = _arms(text[m.end():]) or _arms(text)
                 br = _BRACKET_ARMS.match(raw[raw.find(m.group(0)) + len(m.group(0)):]) if m.group(0) in raw else None
                 if not arms and br:
@@ -616,12 +616,12 @@ def flow(counts: Sequence[Count]) -> Flow:
                     and (not f.randomised_arms or sorted(x.per_arm) == sorted(f.randomised_arms))), None)
         if den is not None:
             f.outcome, f.outcome_arms = f.randomised, den.per_arm
-            f.evidence = [(rand[0].start, rand[0].end), (den.start, den.end)]
+            f.evidence = ([(rand[0].start, rand[0].end)] if rand else []) + [(den.start, den.end)]
     a = _pick(f, anal)
     excluded = [c for c in counts if c.kind == "excluded"]
     if a is None and excluded and f.randomised and sum(c.total or 0 for c in excluded) < f.randomised:
         f.analysed = f.randomised - sum(c.total or 0 for c in excluded)
-        f.analysis_evidence = [(rand[0].start, rand[0].end)] + [(c.start, c.end) for c in excluded]
+        f.analysis_evidence = ([(rand[0].start, rand[0].end)] if rand else []) + [(c.start, c.end) for c in excluded]
     elif a is not None:
         f.analysed = sum(a.per_arm) if a.per_arm and a.of_arm else a.total
         f.analysis_evidence = ([(rand[0].start, rand[0].end)] if rand else []) + [(a.start, a.end)]

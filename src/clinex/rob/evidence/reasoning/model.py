@@ -254,7 +254,10 @@ class RulesEvidenceModel:
         late = [s for s in sentences if s.index not in other
                 and (s.section not in late_only or s.section in data.last_resort_sections)]
         pointers = frozenset(s.index for s in sentences if s.index not in other)
-        counts = consort_counts(document.text) + [c for s in own for c in find_counts(s.text, s.start)]
+        # participant flow is reported in Results (CONSORT 2010 items 13, 16); numbers in the
+        # Methods are plans, eligibility and interim analyses (issue 22 item 4)
+        counts = consort_counts(document.text) + [c for s in own if s.section != "methods"
+                                                  for c in find_counts(s.text, s.start)]
         fl = flow(counts)
         flow_sents = _covering(sentences, fl.evidence)
         analysis_sents = _covering(sentences, list(dict.fromkeys(fl.analysis_evidence)))

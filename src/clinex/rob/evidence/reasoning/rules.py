@@ -797,9 +797,19 @@ def likely_influenced(ctx: Context, sq: str) -> Decision | None:
 
 
 def plan_not_prespecified(ctx: Context, sq: str) -> Decision | None:
-    """5.1 N: post hoc analyses, retrospective registration, "not registered"."""
-    f = ctx.first("post_hoc", sq)
-    if f:
+    """5.1 N: post hoc analyses, retrospective registration, "not registered". A post hoc
+    analysis named exploratory, additional, secondary, a subgroup or a sensitivity
+    analysis, without the primary outcome, says nothing about the plan of the result
+    assessed (RoB 2 guidance 5.1 is about the analysis of the outcome being assessed;
+    issue 22: "any post hoc sentence makes 5.1 N even beside a prespecified analysis plan")."""
+    for f in ctx.find("post_hoc", sq):
+        if not f.affirmed:
+            continue
+        if (re.search(r"\bpost[- ]?hoc\b", f.sentence.text, re.I)
+                and re.search(r"\b(exploratory|additional|secondary|subgroups?|sensitivity|supportive|further|"
+                              r"supplementary)\b", f.sentence.text, re.I)
+                and not re.search(r"\bprimary\b", f.sentence.text, re.I)):
+            continue
         return _d("N", "not_prespecified", f, weight=0.75)
     g = ctx.first("registration", sq, affirmed=False) or ctx.first("analysis_plan", sq, affirmed=False)
     return _d("N", "plan_negated", g, weight=0.75) if g else None
