@@ -186,7 +186,8 @@ def test_pv_failed_record_named_by_id_and_skipped(cli, env: Path, server: Script
     assert ("skipped: [CLX009] LLM server " + server.url + " (model 'scripted'): document record a2: no valid JSON "
             "answer after 3 tries: not JSON") in res.stderr
     assert "text 2 of 3" not in res.stderr
-    assert "2 records, 3 events -> " in res.stderr and "1 bad lines or failed records skipped" in res.stderr
+    assert "2 records, 3 events asserted (3 adverse, 0 therapeutic), 0 negated -> " in res.stderr
+    assert "1 bad lines or failed records skipped" in res.stderr
     assert "LLM: 2 answers, 5 requests, 0 from cache, 1 failed;" in res.stderr  # a2: 1 ask + 2 repairs
     rows = [json.loads(x) for x in pred.read_text().splitlines()]
     assert [r["id"] for r in rows] == ["a1", "a3"]

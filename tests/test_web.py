@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from clinex.pv.counts import COUNT_COLUMNS
 from clinex.web.app import create_app
 
 TRIAL = (
@@ -63,7 +64,7 @@ def test_pv_extract(client: TestClient) -> None:
     resp = client.post("/api/pv/extract", json={"text": text})
     assert resp.status_code == 200, resp.text
     body = resp.json()
-    assert list(body) == ["model", "id", "record", "sentences", "table", "drugs"]
+    assert list(body) == ["model", "id", "record", "sentences", "counts", "table", "drugs"]
     sentences = body["sentences"]
     # every offset is into the posted text: sentences by start/end, events by index into the record
     assert [(s["id"], s["start"], s["end"]) for s in sentences] == [("text_1", 0, 51), ("text_2", 52, 65)]
@@ -130,7 +131,9 @@ def test_pv_extract_empty_text_is_one_record_without_events(client: TestClient, 
             "annotations": [{"events": []}],
             "model": "clinex.pv.crf.v1",
         },
-        "sentences": [{"id": "text_1", "start": 0, "end": len(text), "event_probability": None, "events": []}],
+        "sentences": [{"id": "text_1", "start": 0, "end": len(text), "event_probability": None, "events": [],
+                       "counts": dict.fromkeys(COUNT_COLUMNS, 0)}],
+        "counts": dict.fromkeys(COUNT_COLUMNS, 0),
         "table": [],
         "drugs": [],
     }

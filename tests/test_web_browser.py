@@ -144,6 +144,10 @@ def test_pv_view_highlights_events_in_place(page, server: str) -> None:  # noqa:
     assert [m.get_attribute("data-role") for m in pg.locator("mark.role-Treatment > mark.sub").all()] == [
         "Treatment.Drug", "Treatment.Dosage", "Treatment.Route"]
     assert pg.locator(".sentence").nth(1).locator(".noevent").inner_text() == "He recovered."
+    # the counts shown are of asserted events (clinex.pv.counts; none of these is negated)
+    heads = [h.inner_text() for h in pg.locator(".sentence > .head").all()]
+    assert heads[0].endswith(" · 1 adverse event") and heads[1].endswith(" · no events")
+    assert pg.inner_text("#pv-meta").endswith(" · 1 record · 1 adverse event")
 
     # hover text and click details: role, event, probability, normalised drug
     drug = pg.locator("mark.sub-Drug")

@@ -25,7 +25,10 @@ result rows:
 - ``pv``: JSON-lines files (``id`` and ``text``, or PHEE's ``context``, per line; a
   record is one unit, as for ``clinex pv extract``), plain ``.txt`` files (one item per
   sentence), or folders of them; one row per record with its events as PHEE JSON
-  (``source`` = the input file, so equal record ids of two files stay apart).
+  (``source`` = the input file, so equal record ids of two files stay apart) and its
+  event counts (:data:`clinex.pv.counts.COUNT_COLUMNS`: ``n_events``, ``n_adverse``,
+  ``n_therapeutic`` count asserted events only; negated ones are in ``n_*_negated``,
+  speculated ones also in ``n_*_speculated``).
 - ``cohort``: n2c2 XML files or folders of them; one row per patient and criterion
   (``patient`` = file stem, ``source`` = the input path).
 - ``rob``: trial files (PDF, text, XML, tagtog HTML) or folders of them; one row per
@@ -58,6 +61,8 @@ from pathlib import Path
 from typing import Any
 
 from clinex.errors import ClinexError, InputError
+from clinex.pv.counts import COUNT_COLUMNS as PV_COUNT_COLUMNS
+from clinex.pv.counts import event_counts
 from clinex.pv.pipeline import RECORDS_PER_CALL
 
 __all__ = ["BatchTask", "BatchSummary", "Item", "ItemError", "TASKS", "RETRY_CODES", "run_batch", "read_results"]
@@ -201,8 +206,8 @@ def _pv_process(
             "id": item.id,
             "source": src,
             "text": item.text,
-            "n_events": len(item.events),
-            "n_adverse": sum(e.event_type == "Adverse_event" for e in item.events),
+            # asserted events only; negated ones in their own columns (clinex.pv.counts)
+            **event_counts(item.events),
             "model": item.model,
             "event_probability": item.event_probability,
             "phee_json": json.dumps(to_phee_dict(item), ensure_ascii=False),
@@ -369,7 +374,7 @@ def _rob_process(items: Sequence[Item], model: str = "auto") -> tuple[list[dict[
 TASKS: dict[str, BatchTask] = {
     "pv": BatchTask(
         "pv",
-        {"id": "VARCHAR", "source": "VARCHAR", "text": "VARCHAR", "n_events": "INTEGER", "n_adverse": "INTEGER",
+        {"id": "VARCHAR", "source": "VARCHAR", "text": "VARCHAR", **dict.fromkeys(PV_COUNT_COLUMNS, "INTEGER"),
          "model": "VARCHAR", "event_probability": "DOUBLE", "phee_json": "VARCHAR"},
         _pv_expand,
         _pv_process,

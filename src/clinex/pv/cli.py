@@ -297,9 +297,13 @@ def extract_cmd(
         from clinex.pv.formats.phee_json import write_phee_json
 
         write_phee_json(items, output, overwrite=force)
-    n_events = sum(len(i.events) for i in items)
     if output is not None and str(output) != "-":
-        typer.echo(f"{len(items)} records, {n_events} events -> {output}", err=True)
+        from clinex.pv.counts import event_counts
+
+        # asserted events only; negated ones counted apart (clinex.pv.counts, as `clinex batch pv`)
+        c = event_counts(ev for i in items for ev in i.events)
+        typer.echo(f"{len(items)} records, {c['n_events']} events asserted ({c['n_adverse']} adverse, "
+                   f"{c['n_therapeutic']} therapeutic), {c['n_events_negated']} negated -> {output}", err=True)
     if skipped:
         typer.echo(f"{len(skipped)} bad lines or failed records skipped (see above); exit status 1", err=True)
         sys.exit(1)  # not typer.Exit: the root app runs with standalone_mode=False

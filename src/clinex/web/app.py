@@ -20,12 +20,14 @@ body declare it in ``/openapi.json`` as a required binary ``requestBody`` (so Sw
   each task endpoint accepts (the registries' kinds and ``auto``).
 - ``POST /api/pv/extract[?format=phee|brat|csv]`` — body ``{"text": str, "model":
   "auto"|"crf"|"transformer", "unit": "text"|"record"}``. Returns ``{"model", "id",
-  "record", "sentences", "table", "drugs"}`` (see :func:`clinex.web.views.pv_document`):
+  "record", "sentences", "counts", "table", "drugs"}`` (see :func:`clinex.web.views.pv_document`):
   ``model`` the loaded model's versioned id, ``record`` the whole text in the PHEE JSON
   schema with offsets into the posted text (the events of :func:`clinex.pv.extract`;
   ``unit="record"`` passes the text to the model whole, as one JSON line of ``clinex pv
-  extract -i x.jsonl``), ``sentences`` each sentence's ``start`` / ``end`` in the text and
-  the indices of its events in ``record``. Empty or blank text gives one record with no
+  extract -i x.jsonl``), ``sentences`` each sentence's ``start`` / ``end`` in the text,
+  the indices of its events in ``record`` and its ``counts``, ``counts`` the record's
+  event counts (:mod:`clinex.pv.counts`: ``n_events``, ``n_adverse``, ``n_therapeutic``
+  count asserted events only; ``n_*_negated`` the negated ones). Empty or blank text gives one record with no
   events. With ``format``, the same extraction as a download: PHEE JSON lines of the
   sentence records (ids ``text_1``, ``text_2``...: what ``clinex pv extract -i text.txt -o
   x.json`` writes), a zip of brat ``.txt``/``.ann`` pairs (``clinex pv extract --format

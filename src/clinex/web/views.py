@@ -6,8 +6,9 @@ and the downloads: every offset is a character offset into the text the user gav
 (half-open, in Unicode code points: Python ``str`` indices), never into a sentence.
 
 - PV: :func:`pv_document` (the record, its sentences with the indices of their events,
-  the event table of :data:`PV_TABLE_COLUMNS`, normalised drug names) and
-  :func:`pv_csv` (that table as CSV).
+  the event counts (asserted events; negated ones apart: :mod:`clinex.pv.counts`), the
+  event table of :data:`PV_TABLE_COLUMNS`, normalised drug names) and :func:`pv_csv`
+  (that table as CSV).
 - RoB: :func:`rob_labels` (row labels of the traffic-light plot and robvis CSV).
 - Cohort: :func:`cohort_view` (the patient's records with their dates, the decisions).
 """
@@ -152,13 +153,17 @@ def pv_document(whole: Any, sentences: Sequence[tuple[int, int, Any]]) -> dict[s
     -------
     dict
         ``record`` (PHEE JSON of ``whole``: offsets into the text), ``sentences``
-        (``{"id", "start", "end", "event_probability", "events"}``: offsets into the
-        text, ``events`` the indices of the sentence's events in
-        ``record.annotations[0].events``), ``table`` (one row per event, keys
+        (``{"id", "start", "end", "event_probability", "events", "counts"}``: offsets
+        into the text, ``events`` the indices of the sentence's events in
+        ``record.annotations[0].events`` (every event, negated ones too), ``counts``
+        the sentence's :func:`clinex.pv.counts.event_counts`), ``counts`` (the same for
+        the whole record: ``n_events``, ``n_adverse``, ``n_therapeutic`` count asserted
+        events only, ``n_*_negated`` the negated ones), ``table`` (one row per event, keys
         :data:`PV_TABLE_COLUMNS`), ``drugs`` (``{"start", "end", "text", "name",
         "drugbank_id", "mesh_id"}`` for each Drug argument the gazetteer knows,
         offsets into the text).
     """
+    from clinex.pv.counts import event_counts
     from clinex.pv.formats.phee_json import to_phee_dict
 
     out_sentences = []
@@ -167,7 +172,8 @@ def pv_document(whole: Any, sentences: Sequence[tuple[int, int, Any]]) -> dict[s
     for start, end, item in sentences:
         n = len(item.events)
         out_sentences.append({"id": item.id, "start": start, "end": end,
-                              "event_probability": item.event_probability, "events": list(range(k, k + n))})
+                              "event_probability": item.event_probability, "events": list(range(k, k + n)),
+                              "counts": event_counts(item.events)})
         owners += [(item.id, (start, end))] * n
         k += n
     if k != len(whole.events):  # the pipeline's contract; a mismatch is a bug, not bad input
@@ -183,6 +189,7 @@ def pv_document(whole: Any, sentences: Sequence[tuple[int, int, Any]]) -> dict[s
         "id": whole.id,
         "record": to_phee_dict(whole),
         "sentences": out_sentences,
+        "counts": event_counts(whole.events),
         "table": [_event_row(rid, span, i + 1, ev) for i, ((rid, span), ev) in enumerate(zip(owners, whole.events))],
         "drugs": sorted(drugs.values(), key=lambda d: (d["start"], d["end"])),
     }

@@ -20,6 +20,20 @@ function el(tag, attrs, ...children) {
 }
 
 const plural = (n, word) => n + " " + word + (n === 1 ? "" : "s");
+// The event counts the API gives (clinex.pv.counts): adverse and therapeutic count asserted
+// events only (a speculated one is asserted, and said so); negated events are counted apart.
+function countsText(c) {
+  const part = (n, spec, word) => plural(n, word) + (spec ? " (" + spec + " speculated)" : "");
+  const out = [];
+  if (c.n_adverse) out.push(part(c.n_adverse, c.n_adverse_speculated, "adverse event"));
+  if (c.n_therapeutic) out.push(part(c.n_therapeutic, c.n_therapeutic_speculated, "therapeutic event"));
+  if (c.n_events_negated) out.push(c.n_events_negated + " negated");
+  return out.length ? out.join(" · ") : "no events";
+}
+const addCounts = cs => cs.reduce((sum, c) => {
+  for (const k of Object.keys(c)) sum[k] = (sum[k] || 0) + c[k];
+  return sum;
+}, {});
 const fmtP = x => (typeof x === "number") ? x.toFixed(2) : "–";
 
 // ------------------------------------------------------------------ errors, status, requests
@@ -267,8 +281,7 @@ function renderPVDoc(doc, many) {
   for (const s of doc.sentences) {
     const div = el("div", {class: "sentence", "data-start": s.start, "data-end": s.end});
     div.append(el("div", {class: "head", text: "characters " + s.start + "–" + s.end +
-      " · event probability " + fmtP(s.event_probability) + " · " + s.events.length + " event" +
-      (s.events.length === 1 ? "" : "s")}));
+      " · event probability " + fmtP(s.event_probability) + " · " + countsText(s.counts)}));
     if (!s.events.length) {
       div.append(el("div", {class: "event-line noevent"}, text.slice(u(s.start), u(s.end))));
     }
@@ -302,7 +315,7 @@ function renderPVTable(rows) {
 
 function showPV(model, docs, source) {
   $("pv-meta").textContent = source + " · model " + model + " · " + docs.length + " record" + (docs.length === 1 ? "" : "s") +
-    " · " + plural(docs.reduce((n, d) => n + d.table.length, 0), "event");
+    " · " + countsText(addCounts(docs.map(d => d.counts)));
   $("pv-docs").replaceChildren(...docs.map(d => renderPVDoc(d, docs.length > 1)));
   $("pv-detail").textContent = "Click a highlighted span.";
   renderPVTable(docs.flatMap(d => d.table));
