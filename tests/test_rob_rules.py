@@ -460,10 +460,11 @@ def test_loss_to_follow_up_is_never_evidence_for_2_1_or_2_2(model) -> None:
     [
         ("200 women were randomised; 196 completed the 12-week assessment.", "Y", "outcome_data_95pct"),
         ("Of the 120 participants randomised, 98 were included in the primary analysis.", "N",
-         "outcome_data_below_95pct"),
+         "outcome_data_below_85pct"),
         ("Of 1200 participants randomised (600 in each group), samples were obtained from 1140 (95.0%).", "Y",
          "outcome_data_95pct"),
-        ("Of 1200 participants randomised, samples were obtained from 1139.", "N", "outcome_data_below_95pct"),
+        # 94.9%: a modest loss, PN (modest_loss_share, calibrated on the CONSORT-TM reviewers' keys)
+        ("Of 1200 participants randomised, samples were obtained from 1139.", "PN", "outcome_data_85_95pct"),
     ],
 )
 def test_sq_3_1_follows_the_95_percent_rule(model, text: str, response: str, rule: str) -> None:
@@ -486,7 +487,7 @@ def test_robust_sensitivity_analysis_is_domain_3_low(model) -> None:
     result, a = _assess(model, (
         "Of the 240 women randomised, 214 had a 12-month scan. "
         "Multiple imputation sensitivity analyses gave similar estimates (1.3 to 1.4 points)."))
-    assert [a[q].response for q in ("3.1", "3.2", "3.3", "3.4")] == ["N", "Y", "NA", "NA"]
+    assert [a[q].response for q in ("3.1", "3.2", "3.3", "3.4")] == ["PN", "Y", "NA", "NA"]  # 214/240 = 89%
     assert result.domains[2].risk == "Low"
 
 
@@ -635,7 +636,7 @@ def test_outcome_measure_available_for_all_randomised_is_yes_for_3_1(model) -> N
 @pytest.mark.parametrize(
     ("second", "response", "rule"),
     [("Data were complete for 152 participants.", "Y", "outcome_data_95pct"),
-     ("Data were complete for 150 participants.", "N", "outcome_data_below_95pct")],
+     ("Data were complete for 150 participants.", "PN", "outcome_data_85_95pct")],  # 150/160 = 94%
 )
 def test_data_complete_for_n_participants(model, second: str, response: str, rule: str) -> None:
     first = "A total of 160 participants were randomised."
@@ -654,7 +655,7 @@ def test_a_of_b_analysed_with_a_missing_count_before_it_is_no_for_3_1(model) -> 
     text = f"Results\nA total of 160 participants were allocated, 80 to exercise and 80 to usual care. {missing} {analysed}\n"
     assert find_counts(missing) == []
     _, a = _assess(model, text)
-    assert (a["3.1"].response, _rule(a["3.1"])) == ("N", "3.1/outcome_data_below_95pct")
+    assert (a["3.1"].response, _rule(a["3.1"])) == ("N", "3.1/outcome_data_below_85pct")
     (ev,) = a["3.1"].evidence
     assert (ev.span.start, ev.span.text) == (text.index(analysed), analysed)
 
@@ -1061,7 +1062,7 @@ def test_per_arm_missing_outcome_data_is_domain_3_not_per_protocol(model) -> Non
     _, a = _assess(model, f"Methods\n{itt}\n\nResults\n{rand} {miss}\n")
     assert (a["2.6"].response, _rule(a["2.6"])) == ("Y", "2.6/intention_to_treat")
     assert a["2.6"].evidence[0].span.text == itt
-    assert (a["3.1"].response, _rule(a["3.1"])) == ("N", "3.1/outcome_data_below_95pct")
+    assert (a["3.1"].response, _rule(a["3.1"])) == ("PN", "3.1/outcome_data_85_95pct")  # 367/412 = 89%
     assert [e.span.text for e in a["3.1"].evidence] == [rand, miss]
     assert (a["3.4"].response, _rule(a["3.4"])) == ("Y", "3.4/differential_missingness")
     fl = flow(find_counts(rand) + find_counts(miss))
@@ -1076,7 +1077,7 @@ def test_per_arm_uncontactable_participants_are_missing_outcome_data(model) -> N
     lost = ("At six months, 59 participants (22%) in the application group and 54 (20%) in the brief advice "
             "group could not be contacted and were counted as smokers.")
     _, a = _assess(model, f"Abstract\n{abstract}\n\nResults\n{each} {lost}\n")
-    assert (a["3.1"].response, _rule(a["3.1"])) == ("N", "3.1/outcome_data_below_95pct")
+    assert (a["3.1"].response, _rule(a["3.1"])) == ("N", "3.1/outcome_data_below_85pct")  # 427/540 = 79%
     assert [e.span.text for e in a["3.1"].evidence] == [abstract, lost]
     assert (a["3.4"].response, _rule(a["3.4"])) == ("PN", "3.4/similar_missing_shares")
     fl = flow(find_counts(abstract) + find_counts(each) + find_counts(lost))
@@ -1090,7 +1091,7 @@ def test_withdrawals_for_side_effects_and_poor_control_are_related_reasons(model
           "or flushing, three because of headache) and five in the placebo group (four because of poor blood "
           "pressure control, one moved away).")
     _, a = _assess(model, f"Results\n{rand} {wd}\n")
-    assert (a["3.1"].response, _rule(a["3.1"])) == ("N", "3.1/outcome_data_below_95pct")
+    assert (a["3.1"].response, _rule(a["3.1"])) == ("PN", "3.1/outcome_data_85_95pct")  # 106/120 = 88%
     assert (a["3.3"].response, _rule(a["3.3"])) == ("Y", "3.3/missing_for_health_reasons")
     assert a["3.3"].evidence[0].span.text == wd
 
@@ -1238,3 +1239,18 @@ def test_introduction_may_point_to_the_registration(model) -> None:
     assert (a["5.1"].response, _rule(a["5.1"])) == ("Y", "5.1/prespecified_plan")
     assert a["5.1"].evidence[0].span.text == ("The trial was registered with ISRCTN 12345678 and the analysis plan was "
                                               "finalised before unblinding.")
+
+
+def test_modest_balanced_loss_without_reasons_is_some_concerns(model) -> None:
+    # CONSORT-TM shape (tuning article PMC4145444): 68 of 72 (94%) completed, no reasons given,
+    # no per-arm difference found: 3.1 PN, 3.4 PN (modest_loss) -> D3 Some concerns, not High
+    result, a = _assess(model, "Results\nSeventy-two children were randomised. Of those enrolled, 68 (94%) "
+                               "completed 24 weeks of treatment.\n")
+    assert [a[q].response for q in ("3.1", "3.2", "3.3", "3.4")] == ["PN", "N", "NI", "PN"]
+    assert _rule(a["3.4"]) == "3.4/modest_loss"
+    assert result.domains[2].risk == "Some concerns"
+    # below 85% the same silence is High (RoB 2 algorithm: 3.4 NI)
+    result, a = _assess(model, "Results\nSeventy-two children were randomised. Of those enrolled, 58 (81%) "
+                               "completed 24 weeks of treatment.\n")
+    assert [a[q].response for q in ("3.1", "3.4")] == ["N", "NI"]
+    assert result.domains[2].risk == "High"

@@ -56,6 +56,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from clinex.pv.challenge import mark_challenges
+from clinex.pv.links import CLAUSE_BREAK, THERAPEUTIC, drop_other_group_subjects, drop_treating_drugs, split_links
 from clinex.pv.types import Event
 from clinex.text import Span
 
@@ -106,8 +108,14 @@ def finish(
     events = []
     for text, (evs, _) in zip(texts, raw):
         worded = [w for e in evs if (w := _well_formed(text, e)) is not None]
-        blocked = bool(worded) and _blocks_retype(text)
-        events.append([_retype(text, drop_cross_clause_treatments(text, trim_spans(text, e)), blocked) for e in worded])
+        if not worded:
+            events.append([])
+            continue
+        blocked = _blocks_retype(text)
+        # step 0c: one event per drug -> effect link, no treating drug as a cause (pv.links)
+        linked = [drop_other_group_subjects(text, drop_treating_drugs(text, e))
+                  for e in split_links(text, [trim_spans(text, e) for e in worded])]
+        events.append([_retype(text, drop_cross_clause_treatments(text, e), blocked) for e in linked])
     if attribute_scope:
         from clinex.pv.scope import apply_attribute_scope_batch
 
@@ -115,10 +123,14 @@ def finish(
     scoped = [(evs, p) for evs, (_, p) in zip(events, raw)]
     decided = apply_gate(gate, threshold, texts, scoped)
     out = []
-    for (kept, p), (evs, _) in zip(decided, scoped):
+    for text, (kept, p), (evs, _) in zip(texts, decided, scoped):
         kept = merge_split_events(kept if kept else [e for e in evs if is_negated(e)])
+        # step 5: on the joined events, no treating drug as a cause again (a drug-only event
+        # joined to an Effect-only one: pv.links), then positive dechallenge / rechallenge
+        # (pv.challenge)
+        kept = mark_challenges(text, [drop_treating_drugs(text, e) for e in kept])
         out.append(([e for e in kept if _has_arguments(e) and _has_outcome(e, no_effect_min_prob)
-                     and not _only_non_effects(e)], p))
+                     and not _only_non_effects(e) and not _generic_without_drug(e)], p))
     return out
 
 
@@ -493,8 +505,9 @@ def trim_spans(text: str, event: Event) -> Event:
     return event.model_copy(update={"arguments": args, "sub_arguments": subs})
 
 
-#: A clause boundary between two drugs: ", whereas", ", which", "; but" ...
-_CLAUSE_BREAK = re.compile(r"(?:,|;|\s-)\s*(?:whereas|while|but|although|though|which|who|and\s+then)\b|;", re.I)
+#: A clause boundary between two drugs: ", whereas", ", which", "; but" ... (shared with
+#: :mod:`clinex.pv.links`, where it is defined).
+_CLAUSE_BREAK = CLAUSE_BREAK
 
 
 def drop_cross_clause_treatments(text: str, event: Event) -> Event:
@@ -556,17 +569,9 @@ def drop_cross_clause_treatments(text: str, event: Event) -> Event:
     })
 
 
-#: A therapeutic outcome in an Effect or trigger: the drug helped (PHEE's
-#: Potential_therapeutic_event). "reversible", "adverse / immune / allergic response",
-#: "normalized ratio" (INR) and "ventricular response" describe adverse effects.
-_THERAPEUTIC = re.compile(
-    r"\b(?:resolved|resolution|improved|improvement|remissions?|responded"
-    r"|(?<!adverse )(?<!immune )(?<!allergic )(?<!ventricular )responses?"
-    r"|recovered|recovery|reversed|reversal|relieved|relief|successful(?:ly)?|effective|efficacy"
-    r"|(?<!well )controlled|normali[sz]ed(?! ratio)|disappeared|abated|subsided|cured"
-    r"|(?<!developmental )(?<!autistic )(?<!neurological )(?<!psychomotor )regression|regressed|healed)\b",
-    re.I,
-)
+#: A therapeutic outcome in an Effect or trigger (defined in :mod:`clinex.pv.links`, which
+#: shares it with the clause splitting).
+_THERAPEUTIC = THERAPEUTIC
 #: Withdrawal or change of a drug: an outcome after it is a dechallenge of an adverse
 #: effect ("the rash resolved after stopping X"), not a therapeutic effect.
 _WITHDRAWAL = re.compile(
@@ -649,6 +654,28 @@ _NON_EFFECTS = re.compile(
 def _only_non_effects(event: Event) -> bool:
     effects = event.main("Effect")
     return bool(effects) and all(_NON_EFFECTS.fullmatch(a.span.text.strip()) for a in effects)
+
+
+#: An Effect that names no particular reaction: "adverse events", "side effects", "toxicity",
+#: "complications", and the model's truncation "adverse" ("No adverse events were observed").
+_GENERIC_EFFECT = re.compile(
+    r"(?:(?:no|any|serious|severe|significant|major|other|further|unexpected|new|notable|clinically\s+significant"
+    r"|(?:drug|treatment|therapy)[- ]related)\s+)*(?:(?:adverse|side|untoward|toxic|unwanted|undesirable)\s*)?"
+    r"(?:(?:drug\s+)?(?:events?|effects?|reactions?|experiences?)|toxicit(?:y|ies)|complications?|AEs?|ADRs?|adverse)",
+    re.I,
+)
+
+
+def _generic_without_drug(event: Event) -> bool:
+    """True for an event with no drug at all (no Treatment, Treatment sub-argument or
+    combination) whose every Effect is a generic term (:data:`_GENERIC_EFFECT`): "No
+    adverse events were observed." names neither a drug nor a reaction, so it is no
+    event (issue 23). Of PHEE train + dev's events with only generic Effects (37), none
+    lacks a drug (Sun et al., EMNLP 2022)."""
+    if event.main("Treatment") or event.sub_arguments.get("Treatment") or event.combinations:
+        return False
+    effects = event.main("Effect")
+    return bool(effects) and all(_GENERIC_EFFECT.fullmatch(a.span.text.strip()) for a in effects)
 
 
 def _has_arguments(event: Event) -> bool:

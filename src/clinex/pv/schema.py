@@ -12,7 +12,10 @@ in a score table are the same string:
   ``Treatment.Time_elapsed``, ``Treatment.Duration``, ``Treatment.Disorder``;
 * the drugs of a Combination sub-event of the Treatment: ``Combination.Drug``;
 * attributes with a cue: ``Speculated`` and ``Negated`` (value ``True``) and
-  ``Severity`` (``High``, ``Medium`` or ``Low``).
+  ``Severity`` (``High``, ``Medium`` or ``Low``);
+* clinex's causality attributes, not PHEE's and never scored: ``Dechallenge`` and
+  ``Rechallenge`` (value ``True``, the cue is the withdrawal or re-exposure word;
+  :mod:`clinex.pv.challenge`).
 
 The validators raise :class:`~clinex.errors.SchemaError` listing the valid names.
 
@@ -36,6 +39,8 @@ __all__ = [
     "COMBINATION",
     "COMBINATION_DRUG",
     "ATTRIBUTES",
+    "CHALLENGE_ATTRIBUTES",
+    "EVENT_ATTRIBUTES",
     "ATTRIBUTE_VALUES",
     "DEFAULT_ATTRIBUTE_VALUE",
     "SUB_ROLE_KEYS",
@@ -66,8 +71,19 @@ COMBINATION = "Combination"
 #: Role key of the drugs of a Combination sub-event.
 COMBINATION_DRUG = "Combination.Drug"
 
-#: Event attributes, each signalled by a cue span (paper §3.3).
+#: Event attributes, each signalled by a cue span (paper §3.3): the attributes PHEE
+#: annotates and its scorer counts.
 ATTRIBUTES: tuple[str, ...] = ("Speculated", "Negated", "Severity")
+
+#: clinex's causality attributes (issue 23), not part of PHEE: a positive dechallenge
+#: (the reaction abated when the drug was withdrawn or its dose reduced) and a positive
+#: rechallenge (it came back on re-exposure), the WHO-UMC causality criteria's evidence
+#: for "certain" / "probable" (:mod:`clinex.pv.challenge`). Written to PHEE JSON and brat
+#: like the others; :mod:`clinex.pv.evaluate` scores only :data:`ATTRIBUTES`.
+CHALLENGE_ATTRIBUTES: tuple[str, ...] = ("Dechallenge", "Rechallenge")
+
+#: Every attribute an event may carry: PHEE's, then clinex's.
+EVENT_ATTRIBUTES: tuple[str, ...] = ATTRIBUTES + CHALLENGE_ATTRIBUTES
 
 #: Allowed values per attribute. ``False`` is accepted for the binary ones (a model
 #: may say "not speculated"), although the corpus only stores ``True``.
@@ -75,13 +91,18 @@ ATTRIBUTE_VALUES: dict[str, tuple[bool | str, ...]] = {
     "Speculated": (True, False),
     "Negated": (True, False),
     "Severity": ("High", "Medium", "Low"),
+    "Dechallenge": (True, False),
+    "Rechallenge": (True, False),
 }
 
-#: Value PHEE's converter gives a cue whose attribute line is missing.
+#: Value PHEE's converter gives a cue whose attribute line is missing (clinex's
+#: causality attributes: ``True``, as for the other binary ones).
 DEFAULT_ATTRIBUTE_VALUE: dict[str, bool | str] = {
     "Speculated": True,
     "Negated": True,
     "Severity": "Medium",
+    "Dechallenge": True,
+    "Rechallenge": True,
 }
 
 #: Every sub-argument key, ``Main.Sub``, plus ``Combination.Drug``, in scheme order.
@@ -209,7 +230,8 @@ def check_attribute(
     Parameters
     ----------
     name : str
-        ``Speculated``, ``Negated`` or ``Severity``.
+        ``Speculated``, ``Negated`` or ``Severity`` (PHEE's), or ``Dechallenge`` or
+        ``Rechallenge`` (clinex's, :data:`CHALLENGE_ATTRIBUTES`).
     value : bool or str, optional
         Checked against :data:`ATTRIBUTE_VALUES` when not None.
 
@@ -218,7 +240,7 @@ def check_attribute(
     SchemaError
         Listing the valid attribute names or values.
     """
-    _one_of(name, ATTRIBUTES, "attribute", path, line, field)
+    _one_of(name, EVENT_ATTRIBUTES, "attribute", path, line, field)
     if value is not None:
         allowed = ATTRIBUTE_VALUES[name]
         # bool is a subclass of int: compare type and value so that 1 != True here

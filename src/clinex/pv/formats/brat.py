@@ -37,7 +37,9 @@ give the same events:
 * a cue belongs to the event named by ``R has_cue``; otherwise to the only event
   carrying an A line of its attribute; if no event carries one, to the only ADE/PTE
   event. The value comes from the event's A line, else ``True`` / ``True`` /
-  ``"Medium"`` (:data:`clinex.pv.schema.DEFAULT_ATTRIBUTE_VALUE`).
+  ``"Medium"`` (:data:`clinex.pv.schema.DEFAULT_ATTRIBUTE_VALUE`). clinex's causality
+  attributes are cues too (``Dechallenge_cue``, ``Rechallenge_cue``; ``A3 Dechallenge E1``),
+  linked and read back the same way.
 
 Provenance of predictions goes into brat's annotator notes, one ``#`` line per
 event (written only when set; read back)::
@@ -132,6 +134,8 @@ CUE_LABELS: dict[str, str] = {
     "Speculation_cue": "Speculated",
     "Negation_cue": "Negated",
     "Severity_cue": "Severity",
+    "Dechallenge_cue": "Dechallenge",  # clinex's causality attributes (clinex.pv.challenge)
+    "Rechallenge_cue": "Rechallenge",
 }
 _CUE_LABEL_OF = {v: k for k, v in CUE_LABELS.items()}
 

@@ -32,7 +32,10 @@ model id), ``offset`` (where a plain-text input's sentence starts in its file) a
 ``event_probability`` (the sentence-level event decision,
 :mod:`clinex.pv.gate`); an event ``model`` (:attr:`Event.source`) and
 ``trigger_probability`` (:attr:`Event.score`); an attribute node ``source``, one
-string per cue (``"model"`` or ``"rule:<id>"``).
+string per cue (``"model"`` or ``"rule:<id>"``); and the causality attributes
+``Dechallenge`` / ``Rechallenge`` (:data:`clinex.pv.schema.CHALLENGE_ATTRIBUTES`),
+attribute nodes like PHEE's (cue span, ``value``, ``source``) under keys PHEE's scorer
+does not read.
 
 References
 ----------
@@ -61,8 +64,8 @@ from clinex.errors import (
 )
 from clinex.io.textfile import iter_json_lines, parse_json, require_file
 from clinex.pv.schema import (
-    ATTRIBUTES,
     COMBINATION,
+    EVENT_ATTRIBUTES,
     MAIN_ROLES,
     SUB_ROLES,
     check_attribute,
@@ -83,7 +86,7 @@ __all__ = [
 ]
 
 _SPAN_KEYS = ("text", "start", "entity_id")
-_EVENT_KEYS = ("event_id", "event_type", "Trigger") + MAIN_ROLES + ATTRIBUTES + ("model", "trigger_probability")
+_EVENT_KEYS = ("event_id", "event_type", "Trigger") + MAIN_ROLES + EVENT_ATTRIBUTES + ("model", "trigger_probability")
 
 
 class _Ctx:
@@ -310,7 +313,7 @@ def _event(node: Any, field: str, ctx: _Ctx) -> Event:
                 sub_args.extend(_argument(sub, s, e) for s, e in _spans(sub_node, f"{kf}.{sub}", ctx))
             if sub_args:
                 subs[key] = tuple(sub_args)
-        elif key in ATTRIBUTES:
+        elif key in EVENT_ATTRIBUTES:
             if not isinstance(value, dict):
                 raise ctx.fmt("an attribute must be an object", kf)
             _check_keys(value, _SPAN_KEYS + ("value", "source"), kf, ctx)

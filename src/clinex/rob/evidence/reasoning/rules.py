@@ -557,7 +557,9 @@ def complete_share(ctx: Context, sq: str) -> Decision | None:
         return None  # the number analysed per protocol says nothing about missing outcome data
     if share >= ctx.data.thresholds["complete_share"]:
         return _d("Y", "outcome_data_95pct", *ctx.flow_sentences, weight=0.9)
-    return _d("N", "outcome_data_below_95pct", *ctx.flow_sentences, weight=0.9)
+    if share >= ctx.data.thresholds["modest_loss_share"]:
+        return _d("PN", "outcome_data_85_95pct", *ctx.flow_sentences, weight=0.8)
+    return _d("N", "outcome_data_below_85pct", *ctx.flow_sentences, weight=0.9)
 
 
 def complete_statement(ctx: Context, sq: str) -> Decision | None:
@@ -648,6 +650,18 @@ def balanced_missingness(ctx: Context, sq: str) -> Decision | None:
     if shares and max(shares) - min(shares) < ctx.data.thresholds["differential_points"]:
         return _d("PN", "similar_missing_shares", *ctx.flow_sentences, weight=0.6)
     return None
+
+
+def modest_loss(ctx: Context, sq: str) -> Decision | None:
+    """3.4 PN: a modest loss (outcome data for ``modest_loss_share`` to ``complete_share`` of
+    the randomised), no health-related reason for it found and no difference between the
+    arms found (the rules before this one): missingness is unlikely to depend on the true
+    value (RoB 2 guidance 3.4 asks for a judgement; threshold and reading are clinex's, see
+    ``reasoning.yaml``)."""
+    share = ctx.flow.share
+    if share is None or not (ctx.data.thresholds["modest_loss_share"] <= share < ctx.data.thresholds["complete_share"]):
+        return None
+    return _d("PN", "modest_loss", *ctx.flow_sentences, weight=0.55) if ctx.flow_sentences else None
 
 
 # ---------------------------------------------------------------- domain 4
@@ -1033,7 +1047,8 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "3.1": (complete_share, complete_statement),
     "3.2": (robust_to_missing, no_robustness_evidence),
     "3.3": (health_reasons, unrelated_reasons, reasons_unknown),
-    "3.4": (differential_missingness, reasons_unknown, balanced_missingness, health_reasons, unrelated_reasons),
+    "3.4": (differential_missingness, reasons_unknown, balanced_missingness, health_reasons, unrelated_reasons,
+            modest_loss),
     "4.1": (measurement_inappropriate,),
     "4.2": (measurement_differs,),
     "4.3": (assessors_aware,),
