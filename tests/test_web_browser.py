@@ -314,7 +314,7 @@ def test_rob_view_reports_plot_and_downloads(page, server: str, tmp_path: Path) 
     marks = frame.locator("mark.ev").all_text_contents()
     assert "Participants were randomly assigned using a computer-generated random sequence." in marks
     assert frame.locator(".page").all_text_contents() == ["page 1", "page 2"]
-    assert "p. 1, chars" in frame.locator("#sq-1\\.1").inner_text()
+    assert "p. 1, methods, chars 9–88" in frame.locator("#sq-1\\.1").inner_text()
     size = pg.eval_on_selector("#rob-plot", "i => [i.naturalWidth, i.naturalHeight]")
     assert size[0] > 300 and size[1] > 150
     _shot(pg, "rob_two_trials")

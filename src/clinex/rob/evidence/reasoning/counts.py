@@ -126,7 +126,7 @@ _LOST = re.compile(
     rf"\b{_NUM} {_GAP}(?:were |was |had been |had |have )?(?:lost to follow[- ]?up|withdr[ae]w\w*|dropped out|discontinued|"
     rf"did not (?:complete|attend|return|provide)|were excluded|was excluded|were not (?:assessed|analy[sz]ed|followed))", re.I)
 _EXCLUDED = re.compile(
-    rf"\b{_NUM} [^.;]{{0,160}}?(?:were |was |had been )?(?:excluded|removed) from (?:the |all )?(?:[\w\-]+ ){{0,2}}?(?:analys[ie]s|set|population)\b", re.I)
+    rf"\b{_NUM} (?:[\w\-]+ ){{0,3}}?{_WHO}\b[^.;]{{0,160}}?(?:were |was |had been )?(?:excluded|removed) from (?:the |all )?(?:[\w\-]+ ){{0,2}}?(?:analys[ie]s|set|population)\b", re.I)
 # "165 and 161 were randomised to double or standard dose": two arms (CONSORT-TM PMC3668094)
 _RANDOMISED_TWO = re.compile(
     rf"\b{_NUM} and {_NUM} (?:{_WHO} )?(?:were |was )(?:randomly (?:assigned|allocated)|randomi[sz]ed)\b", re.I)
