@@ -50,3 +50,24 @@ def test_rules_model_cites_the_reading_list_after_its_own_evidence() -> None:
          for x in d.answers}
     assert not any(e.source.startswith("clinex.rob.reading") for x in b.values() for e in x.evidence)
     assert a["3.1"].response == b["3.1"].response == "Y"
+
+
+def test_saved_rules_settings_load_back(tmp_path) -> None:
+    """``RulesEvidenceModel.save`` writes ``kind: rules``; loading it used to fail with
+    "model kind 'rules' is not 'cues'" (issue 24)."""
+    import pytest
+
+    from clinex.errors import ModelError
+    from clinex.rob.evidence import load_evidence_model
+
+    path = RulesEvidenceModel(max_evidence=3, reading=False).save(tmp_path / "rules.yaml")
+    m = load_evidence_model(path)
+    assert (type(m).__name__, m.max_evidence, m.reading, m.name) == (
+        "RulesEvidenceModel", 3, False, "clinex.rob.rules.v1")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: rules\nname: clinex.rob.rules.v0\n", encoding="utf-8")
+    with pytest.raises(ModelError, match=r"field 'name': rules 'clinex.rob.rules.v0' are not the installed"):
+        load_evidence_model(bad)
+    bad.write_text("kind: rules\nmax_evidence: 0\n", encoding="utf-8")
+    with pytest.raises(ModelError, match="bad setting"):
+        load_evidence_model(bad)

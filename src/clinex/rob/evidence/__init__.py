@@ -148,6 +148,18 @@ def default_model_path() -> Path:
     return data_home() / "models" / "rob-sentence.joblib"
 
 
+def _file_kind(path: Path) -> object:
+    """The ``kind`` of a YAML/JSON model file (None when unreadable: the loader reports it)."""
+    from clinex.errors import ClinexError
+    from clinex.io.textfile import parse_yaml, read_text
+
+    try:
+        data = parse_yaml(read_text(path), path=path)
+    except ClinexError:
+        return None
+    return data.get("kind") if isinstance(data, dict) else None
+
+
 def load_evidence_model(name: str | Path = "auto") -> EvidenceModel:
     """Load an evidence model by name or path.
 
@@ -158,7 +170,8 @@ def load_evidence_model(name: str | Path = "auto") -> EvidenceModel:
         ``"cues"`` (the packaged cue lexicon), ``"sentence"`` (the sentence model
         trained by ``clinex rob train`` at :func:`default_model_path`) -- or
         ``"auto"`` (= ``"rules"``). Otherwise a path:
-        a ``.yaml``/``.yml``/``.json`` cue lexicon or model, or a sentence model
+        a ``.yaml``/``.yml``/``.json`` cue lexicon or model (``kind: rules``: rules settings
+        written by :meth:`RulesEvidenceModel.save`), or a sentence model
         file written by :meth:`SentenceEvidenceModel.save`.
 
     Returns
@@ -189,6 +202,10 @@ def load_evidence_model(name: str | Path = "auto") -> EvidenceModel:
     from clinex.rob.evidence.cues import CueEvidenceModel
 
     if path.suffix.lower() in (".yaml", ".yml", ".json"):
+        if _file_kind(path) == "rules":
+            from clinex.rob.evidence.reasoning import RulesEvidenceModel
+
+            return RulesEvidenceModel.load(path)
         return CueEvidenceModel.load(path)
     from clinex.rob.evidence.sentence_model import SentenceEvidenceModel
 

@@ -345,6 +345,36 @@ class RulesEvidenceModel:
                         judgement=judgement_of(sq, response) if response not in ("NA", "NI") else None,  # type: ignore[arg-type]
                         confidence=d.weight, evidence=tuple(evidence))
 
+    @classmethod
+    def load(cls, path: str | Path) -> "RulesEvidenceModel":
+        """Read settings written by :meth:`save` (``kind: rules``).
+
+        Raises
+        ------
+        InputError
+            The file does not exist.
+        FormatError
+            Not YAML or not a mapping.
+        ModelError
+            Another kind, another rules version, or a bad setting (the message names the field).
+        """
+        from clinex.errors import ModelError
+        from clinex.io.textfile import parse_yaml, read_text
+
+        p = Path(path)
+        data = parse_yaml(read_text(p), path=p)
+        if not isinstance(data, dict) or data.get("kind") != "rules":
+            raise ModelError(f"model kind {data.get('kind') if isinstance(data, dict) else None!r} is not 'rules'",
+                             path=p, field="kind")
+        if data.get("name", load_reasoning_data().name) != load_reasoning_data().name:
+            raise ModelError(f"rules {data.get('name')!r} are not the installed {load_reasoning_data().name!r}",
+                             path=p, field="name")
+        try:
+            return cls(max_evidence=int(data.get("max_evidence", 2)), max_chars=int(data.get("max_chars", 500)),
+                       reading=bool(data.get("reading", True)))
+        except (TypeError, ValueError, SchemaError) as exc:
+            raise ModelError(f"bad setting ({exc})", path=p) from exc
+
     def save(self, path: str | Path) -> Path:
         """Write the model's settings as YAML (``kind: rules``); the rules ship with clinex.
 
