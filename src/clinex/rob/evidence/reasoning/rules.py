@@ -463,6 +463,11 @@ def per_protocol_primary(ctx: Context, sq: str) -> Decision | None:
             continue
         if ctx.data.patterns["secondary_analysis"].search(low):
             continue
+        if re.search(r"\b(on|at|before) (the )?(screening|baseline|enrol+ment|entry|study entry|randomi[sz]ation|day 0)\b",
+                     low) and not re.search(r"\b(after|following) (the )?randomi[sz]ation\b", low):
+            # "we included only patients with RT-PCR proved infection on screening (day 0)": an
+            # exclusion on data from before randomisation (guidance 2.6 accepts it)
+            continue
         if ctx.first("itt_primary", sq) is not None:
             return None
         return _d("N", "per_protocol_analysis", f, weight=0.85)
