@@ -173,7 +173,7 @@ QA19 = {  # QA stop 19 (a drug-safety tester's sentences), default (onnx v2) mod
         ("Adverse_event", "noted", ["Developmental regression"], [])],
     # QA round 2: a second clause's drug is not the first clause's cause; no dangling "on"
     "Warfarin was associated with major GI bleeding, whereas no bleeding occurred on apixaban.": [
-        ("Adverse_event", "associated", ["major GI bleeding"], [])],
+        ("Adverse_event", "associated", ["major GI bleeding"], ["Severity"])],  # 'major': High (issue 23)
     "He developed hyperkalemia on spironolactone, whereas furosemide did not cause any electrolyte disturbance.": [
         ("Adverse_event", "developed", ["hyperkalemia"], [])],
     # QA round 3: a healed disease is the drug's benefit

@@ -24,8 +24,17 @@ A model kind produces, per sentence, its events and its own event probability
    span is dropped, and so is a sub-argument whose event has no main argument of its
    role and which is another role's argument (a Drug "Rash" that is the Effect, with no
    Treatment); PHEE dev figures unchanged;
+0c. **one event per drug -> effect link** (:mod:`clinex.pv.links`, after the span trims):
+   an event whose clauses each state their own drug and effect is split into one event
+   per clause (:func:`clinex.pv.links.split_links`); a drug given to treat or prevent the
+   reaction is taken out of its Adverse_event and the "X-induced" drug becomes the
+   cause (:func:`clinex.pv.links.drop_treating_drugs`); another group's Subject numbers
+   go (:func:`clinex.pv.links.drop_other_group_subjects`). Issue 23; PHEE dev figures in
+   docs/pv.md;
 3. **no argument, no event**: an event with no argument, sub-argument or combination
-   is dropped, and so is one whose only Effect says nothing happened ("uneventful"); **no effect, no adverse event**: an Adverse_event with no Effect argument is kept
+   is dropped, and so is one whose only Effect says nothing happened ("uneventful"), and
+   one with no drug whose every Effect is a generic term ("No adverse events were
+   observed.": :func:`_generic_without_drug`); **no effect, no adverse event**: an Adverse_event with no Effect argument is kept
    only if its trigger probability reaches the model's ``no_effect_min_prob``. In
    PHEE nearly every ADE names its effect (5 of 2,650 Adverse_events in train and 4
    of 889 in dev have no Effect), while a model's Effect-less ADE is typically a
@@ -45,7 +54,13 @@ A model kind produces, per sentence, its events and its own event probability
    drug's event reads as a plain adverse event of clozapine. On PHEE dev (ONNX model):
    Trig-C 0.6895 -> 0.6899, main EM F1 0.6325 -> 0.6337, sub 0.6940 -> 0.6958,
    Event-C 0.9266 -> 0.9255, attributes 0.5779 -> 0.5734; CRF Trig-C 0.6585 -> 0.6578,
-   sub 0.6556 -> 0.6568.
+   sub 0.6556 -> 0.6568;
+5. **positive dechallenge and rechallenge** (:func:`clinex.pv.challenge.mark_challenges`,
+   after step 4 so that it sees the joined event, and after the treating-drug rule of
+   step 0c once more for the same reason): the event of a drug whose withdrawal or dose
+   reduction made the reaction abate, or whose re-exposure brought it back, is an
+   Adverse_event with a ``Dechallenge`` / ``Rechallenge`` attribute (WHO-UMC causality
+   criteria; issue 23).
 """
 
 from __future__ import annotations

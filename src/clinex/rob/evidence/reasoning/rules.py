@@ -501,19 +501,21 @@ def all_analysed(ctx: Context, sq: str) -> Decision | None:
     return None
 
 
-def nearly_all_analysed(ctx: Context, sq: str) -> Decision | None:
-    """2.6 PY: no per-protocol analysis or exclusion is reported and the numbers show
-    nearly all randomised participants (>= ``complete_share``) in the analysis (RoB 2
-    guidance 2.6: analysing participants in their randomised groups while leaving out
-    those with missing outcome data is appropriate; the missing data are domain 3)."""
+def no_exclusion_reported(ctx: Context, sq: str) -> Decision | None:
+    """2.6 PY: the report gives its participant flow and reports no per-protocol,
+    as-treated or other exclusion from the analysis: participants are taken as analysed in
+    their randomised groups, those without outcome data left out (RoB 2 guidance 2.6: such
+    an available-case analysis is appropriate; the missing data are domain 3's). How the
+    blind reviewers of the CONSORT-TM tuning keys answered such reports (e.g. 184 of 188
+    analysed, no analysis set named)."""
     fl = ctx.flow
     share = fl.analysed_share if fl.analysed_share is not None else fl.share
-    if share is None or share < ctx.data.thresholds["complete_share"]:
+    if share is None:
         return None
     if any(f.affirmed for f in ctx.find("per_protocol", sq)):
         return None
     sents = ctx.analysis_sentences or ctx.flow_sentences
-    return _d("PY", "nearly_all_analysed", *sents, weight=0.65) if sents else None
+    return _d("PY", "no_exclusion_reported", *sents, weight=0.55) if sents else None
 
 
 def switch_share(ctx: Context, sq: str) -> Decision | None:
@@ -817,18 +819,17 @@ def likely_influenced(ctx: Context, sq: str) -> Decision | None:
 
 def plan_not_prespecified(ctx: Context, sq: str) -> Decision | None:
     """5.1 N: post hoc analyses, retrospective registration, "not registered". A post hoc
-    analysis named exploratory, additional, secondary, a subgroup or a sensitivity
-    analysis, without the primary outcome, says nothing about the plan of the result
-    assessed (RoB 2 guidance 5.1 is about the analysis of the outcome being assessed;
+    analysis (or one "after unblinding") that is not of the primary outcome says nothing
+    about the plan of the result assessed (RoB 2 guidance 5.1 is about the analysis of the outcome being assessed;
     issue 22: "any post hoc sentence makes 5.1 N even beside a prespecified analysis plan")."""
     for f in ctx.find("post_hoc", sq):
         if not f.affirmed:
             continue
-        if (re.search(r"\bpost[- ]?hoc\b", f.sentence.text, re.I)
-                and re.search(r"\b(exploratory|additional|secondary|subgroups?|sensitivity|supportive|further|"
-                              r"supplementary)\b", f.sentence.text, re.I)
-                and not re.search(r"\bprimary\b", f.sentence.text, re.I)):
-            continue
+        cue = f.sentence.text[f.start:f.end]
+        if (re.search(r"\bpost[- ]?hoc\b|\bafter (unblinding|the data were)", cue, re.I)
+                and not re.search(r"\bprimary (outcome|end ?point|analysis|efficacy)\b(?![^.;]{0,20}\bwas used\b)|"
+                                  r"\b(changed|redefined|switched|modified|altered|replaced)\b", f.sentence.text, re.I)):
+            continue  # a post hoc analysis of something else says nothing of the assessed result's plan
         return _d("N", "not_prespecified", f, weight=0.75)
     g = ctx.first("registration", sq, affirmed=False) or ctx.first("analysis_plan", sq, affirmed=False)
     return _d("N", "plan_negated", g, weight=0.75) if g else None
@@ -1047,7 +1048,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "2.3": (deviation_unknown, deviation_routine, deviation_context, no_deviations_stated, deviation_none),
     "2.4": (deviation_affects,),
     "2.5": (deviation_balance,),
-    "2.6": (per_protocol_primary, itt_analysis, all_analysed, nearly_all_analysed),
+    "2.6": (per_protocol_primary, itt_analysis, all_analysed, no_exclusion_reported),
     "2.7": (switch_share, exclusion_share),
     "3.1": (complete_share, complete_statement),
     "3.2": (robust_to_missing, no_robustness_evidence),
