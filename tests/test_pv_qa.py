@@ -247,9 +247,13 @@ def test_second_event_of_other_type_is_kept() -> None:
     ]
     assert [(a.role, a.span.text) for a in events[1].arguments] == [("Treatment", "levothyroxine")]
     model = CRFModel.load(shipped_model_dir("crf"))
-    model.other_type_trigger_min = 1.1  # off: the old single event with both drugs
-    (ev,) = model.predict_one(text)
-    assert [a.span.text for a in ev.arguments if a.role == "Treatment"] == ["Amiodarone", "levothyroxine"]
+    model.other_type_trigger_min = 1.1  # off: the tagger's single event with both drugs ...
+    (raw,), _ = model.predict_ungated([text])[0]
+    assert [a.span.text for a in raw.arguments if a.role == "Treatment"] == ["Amiodarone", "levothyroxine"]
+    # ... is one event per clause after clinex.pv.links.split_links (issue 23)
+    assert [(e.event_type, e.trigger.text, [a.span.text for a in e.main("Treatment")])
+            for e in model.predict_one(text)] == [
+        ("Adverse_event", "caused", ["Amiodarone"]), ("Potential_therapeutic_event", "improved", ["levothyroxine"])]
 
 
 def test_empty_jsonl_warns_and_empty_dev_is_refused(cli, tmp_path: Path) -> None:

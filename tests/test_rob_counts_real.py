@@ -59,3 +59,11 @@ def test_randomised_number_from_an_a_of_b_statement_with_exclusions() -> None:
     f = flow(counts)
     assert (f.randomised, f.outcome, f.analysed) == (32, 28, 27)
     assert f.analysis_evidence == [(60, 106)]
+
+
+def test_arms_counted_one_by_one_with_their_losses() -> None:
+    # CONSORT-TM PMC3391717 shape
+    t = "606 patients were assigned to the magnesium group (two lost to follow-up), 597 to the placebo (one lost to follow-up)."
+    counts = find_counts(t)
+    assert [(c.kind, c.total, c.per_arm) for c in counts] == [("randomised", 1203, (606, 597)), ("lost", 3, ())]
+    assert flow(counts).outcome == 1200

@@ -130,6 +130,11 @@ _EXCLUDED = re.compile(
 # "165 and 161 were randomised to double or standard dose": two arms (CONSORT-TM PMC3668094)
 _RANDOMISED_TWO = re.compile(
     rf"\b{_NUM} and {_NUM} (?:{_WHO} )?(?:were |was )(?:randomly (?:assigned|allocated)|randomi[sz]ed)\b", re.I)
+# "606 patients were assigned to the magnesium group (two lost to follow-up), 597 to the
+# placebo": two arms, counted one by one (CONSORT-TM PMC3391717)
+_ASSIGNED_ARMS = re.compile(
+    rf"\b{_NUM} (?:{_WHO} )?(?:were |was )?(?:randomly )?(?:assigned|allocated|randomi[sz]ed) to (?:the |a )?(?:[\w\-]+ ){{0,3}}?"
+    rf"(?:group|arm|placebo)\b[^.;]{{0,80}}?,\s*(?:and |while |whereas )?{_NUM} (?:{_WHO} )?(?:were )?(?:to|in) (?:the |a )?", re.I)
 # "270 participants were allocated to each group": two arms of that number (QA4 report 5)
 _RANDOMISED_EACH = re.compile(
     rf"\b{_NUM} {_GAP}{_WHO} (?:were |was )?(?:randomly )?(?:allocated|assigned|randomi[sz]ed) to each (?:group|arm)\b", re.I)
@@ -316,7 +321,7 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
         return out
     raw = text
     text = re.sub(r" {2,}", " ", _ASIDE.sub("", _PERCENT.sub("", text)))
-    two = _RANDOMISED_TWO.search(text)
+    two = _RANDOMISED_TWO.search(text) or _ASSIGNED_ARMS.search(text)
     if two and None not in (a2 := (parse_number(two.group(1)), parse_number(two.group(2)))):
         out.append(Count("randomised", a2[0] + a2[1], a2, (), offset, end))  # type: ignore[operator,arg-type]
     for pat in () if out else _RANDOMISED:
