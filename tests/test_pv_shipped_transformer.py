@@ -66,9 +66,11 @@ def test_shipped_transformer_dev_figures(model, shared_data) -> None:
     # recipe (v1, run H) gives 0.6916 / 0.6333 / 0.6977 / 0.5816 / 0.6471 / 0.5538 / 0.5785
     # with the stop-19 rules (0.6899 / 0.6337 / 0.6958 before them; docs/pv.md, the model cards).
     expected = {
-        "trigger.classification.f1": 0.8507,
-        "arguments.classification.main.em_f1": 0.8675,
-        "arguments.classification.sub.em_f1": 0.8760,
+        # issue 23 (pv.challenge, pv.links): 0.8507 / 0.8675 / 0.8760 before; the dechallenge
+        # sentences that PHEE types as therapeutic events are now adverse events
+        "trigger.classification.f1": 0.8462,
+        "arguments.classification.main.em_f1": 0.8627,
+        "arguments.classification.sub.em_f1": 0.8726,
         "attributes.Speculated.em_f1": 0.6035,
         "attributes.Negated.em_f1": 0.7222,
         "attributes.Severity.em_f1": 0.5672,
