@@ -67,3 +67,15 @@ def test_arms_counted_one_by_one_with_their_losses() -> None:
     counts = find_counts(t)
     assert [(c.kind, c.total, c.per_arm) for c in counts] == [("randomised", 1203, (606, 597)), ("lost", 3, ())]
     assert flow(counts).outcome == 1200
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # fresh-user QA on CONSORT-TM PMC5264229 and PMC3502035
+    ("Two hundred and forty-six patients from the SB2 treatment group and 259 patients from the INF treatment "
+     "group completed the week 30 visit.", [("outcome", 505, (246, 259), ())]),
+    ("A further 207 (9.5%) participants withdrew from the study (56 (2.6%) experienced an adverse event) and were "
+     "not randomised (fig 2).", []),
+    ("Of 300 patients screened before randomisation, 200 were randomised.", [("randomised", 200, (), ())]),
+])
+def test_flow_numbers_of_real_sentences_qa(text: str, expected: list[tuple]) -> None:
+    assert _kinds(text) == expected

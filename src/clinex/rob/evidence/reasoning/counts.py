@@ -92,7 +92,7 @@ _LOST_SHARE = re.compile(r"\b(?:loss(?:es)? to follow[- ]?up|lost to follow[- ]?
                          r"\b[^.;%]{0,30}?\b(?:was|were|of)\b[^.;%\d]{0,15}?(\d{1,2}(?:[.·]\d+)?) ?%", re.I)
 _RESULT_PAIR = re.compile(rf"\b{_NUM} (?:of|out of) (?:the )?{_NUM}\b|\(\s*{_NUM} ?/ ?{_NUM}\b|(?<![\d/.])(\d{{1,6}})/(\d{{1,6}})\b(?![/.]\d)", re.I)
 _ANALYSED = [
-    re.compile(rf"\b{_NUM} (?:{_WHO} )?in the (?:[\w\-]+ ){{1,3}}?(?:group|arm) and {_NUM} in the (?:[\w\-]+ ){{1,3}}?(?:group|arm) "
+    re.compile(rf"\b{_NUM} (?:{_WHO} )?(?:in|from) the (?:[\w\-]+ ){{1,3}}?(?:group|arm) and {_NUM} (?:{_WHO} )?(?:in|from) the (?:[\w\-]+ ){{1,3}}?(?:group|arm) "
                rf"(?:completed|had|provided|returned|were (?:assessed|followed|analy[sz]ed|available))\b", re.I),
     re.compile(rf"\b{_NUM} {_GAP}(?:were |was )?(?:included in (?:the )?(?:primary |final |efficacy |main )?analys[ie]s|analy[sz]ed|"
                rf"completed (?:the )?(?:study|trial|follow[- ]?up|treatment|intervention|\d+[- ]\w+|assessment)|"
@@ -162,6 +162,12 @@ _NOT_AFTER = re.compile(r"\s+(?:not|no|never)\b", re.I)
 _PLANNING = re.compile(r"\b(assum\w+|power|sample size|were (required|needed)|would be (required|needed)|"
                        r"to detect|anticipat\w+|expected (\d+ ?% )?(drop|attrition|loss)|"
                        r"(allow|allowing|account|accounting) for\b[^.;]{0,40}\b(drop|attrition|loss|withdraw))\w*", re.I)
+# People who left before randomisation (run-in, screening failures) are no part of the flow
+# of the randomised ("207 participants withdrew ... and were not randomised": CONSORT-TM
+# PMC3502035)
+_NOT_RANDOMISED = re.compile(r"\b(were|was|being) not randomi[sz]ed\b|\b(before|prior to) randomi[sz]ation\b|"
+                             r"\brun[- ]in\b|\bscreen(ing)? failures?\b", re.I)
+_RANDOMISED_VERB = re.compile(r"(?<!not )\b(were|was) (randomly (assigned|allocated)|randomi[sz]ed)\b", re.I)
 #: The same test, public for the evidence models (cue votes of domain 3).
 PLANNING = _PLANNING
 # "All had 3-month mRS data", "All participants provided primary outcome data": outcome
@@ -317,7 +323,7 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
     """
     out: list[Count] = []
     end = offset + len(text)
-    if _PLANNING.search(text):
+    if _PLANNING.search(text) or (_NOT_RANDOMISED.search(text) and not _RANDOMISED_VERB.search(text)):
         return out
     raw = text
     text = re.sub(r" {2,}", " ", _ASIDE.sub("", _PERCENT.sub("", text)))
@@ -387,7 +393,11 @@ def find_counts(text: str, offset: int = 0) -> list[Count]:
                         two = re.match(rf"((?:\s*,\s*{_NUM})*)\s*,?\s*(?:and|vs\.?|versus|v)\s+{_NUM}\b", text[m.end(first):])
                         more = ([parse_number(x) for x in re.findall(rf"{_NUM}", two.group(1))] + [parse_number(two.group(two.lastindex))]
                                 if two and not arms else [])
-                        if more and all(v is not None for v in more):  # "available for 141 and 142 participants"
+                        both = [parse_number(g) for g in m.groups() if g is not None]
+                        if pat is _ANALYSED[0] and len(both) == 2 and None not in both:
+                            arms = tuple(both)  # type: ignore[assignment]  # "246 ... from the X group and 259 ... from the Y group completed"
+                            total = sum(arms)
+                        elif more and all(v is not None for v in more):  # "available for 141 and 142 participants"
                             arms = (total, *more)  # type: ignore[arg-type]
                             total = sum(arms)
                         elif len(arms) >= 2 and arms[0] == total:

@@ -484,10 +484,11 @@ def itt_analysis(ctx: Context, sq: str) -> Decision | None:
     if f is not None and f.assertion.negated:
         return _d("N", "itt_negated", f, weight=0.8)
     if m:
-        if ctx.first("mitt_dosed", sq) is not None:
+        dosed = next((x for x in ctx.find("mitt_dosed", sq) if x.affirmed and x.sentence is m.sentence), None)
+        if dosed is not None:
             # guidance 2.6: leaving out randomised participants who never started the
             # intervention is not an analysis of all randomised participants
-            return _d("PN", "modified_itt_excludes_undosed", m, ctx.first("mitt_dosed", sq), weight=0.7)
+            return _d("PN", "modified_itt_excludes_undosed", m, weight=0.7)  # the same sentence defines it
         return _d("PY", "modified_itt", m, weight=0.7)
     assert f is not None
     return _d("Y", "intention_to_treat", f, weight=0.9, hedged=_hedged(f))
