@@ -53,7 +53,7 @@ def _write_keys(folder: Path) -> Path:
     ev_b = {"1.1": [SEQ], "1.2": [SEQ], "4.3": [BLIND]}
     for doc_id, ev in (("01_a", ev_a), ("02_b", ev_b)):
         (folder / f"{doc_id}.key.yaml").write_text(_key_yaml(doc_id, BASE, ev), encoding="utf-8")
-        (folder / f"{doc_id}.txt").write_text(f"Methods\nA trial ({doc_id}). {SEQ}.\n", encoding="utf-8")
+        (folder / f"{doc_id}.txt").write_text(f"Methods\nA trial ({doc_id}). {SEQ}. {BLIND}.\n", encoding="utf-8")
     return folder
 
 
@@ -322,7 +322,7 @@ def test_cli_each_skip_is_reported_once(cli, tmp_path: Path) -> None:
         "Y/PY/PN/N/NI/NA; skipped",
         "warning: document '01_a': no report text beside its gold (.txt) or in --texts; not assessed",
     ]
-    assert "1 documents" in res.stdout
+    assert "1 document," in res.stdout
     # the skips read before an error are still reported, once, before it
     res = cli("rob", "agreement", keys, tmp_path / "nopreds")
     assert res.code == 2
@@ -355,3 +355,38 @@ def test_cli_key_reports_from_texts_folder(cli, tmp_path: Path) -> None:
     assert sq["1.1"]["po_extraction"] == 1.0  # the rules cite the XML article's sentence
     res = cli("rob", "agreement", keys, "--model", "rules", "--texts", tmp_path / "none")
     assert res.code == 2 and "--texts must be a folder" in res.stderr
+
+
+def test_cli_predictions_without_a_key_are_listed_not_a_failure(cli, tmp_path: Path) -> None:
+    """An assess output folder holds more trials than the reviewer keyed: every key counted,
+    the extra predictions listed on stderr, exit 0 (fresh-user QA: it exited 1)."""
+    keys = _write_keys(tmp_path / "keys")
+    (keys / "02_b.key.yaml").unlink()
+    preds = tmp_path / "preds"
+    for doc_id, ta in _predictions().items():
+        write_json(ta, preds / f"{doc_id}.rob.json")
+    res = cli("rob", "agreement", keys, preds)
+    assert res.code == 0, res.stderr
+    assert res.stderr.strip() == "warning: prediction '02_b' has no gold; ignored"
+    assert "1 document," in res.stdout
+
+
+def test_cli_key_contradicting_itself_or_its_report_is_warned_and_counted(cli, tmp_path: Path) -> None:
+    """Fresh-user QA: a quote not in the report and an overall that contradicts the domains
+    were accepted silently."""
+    keys = _write_keys(tmp_path / "keys")
+    p = keys / "01_a.key.yaml"
+    text = p.read_text(encoding="utf-8")
+    text = text.replace(json.dumps([SEQ]), json.dumps(["a sequence nobody wrote"]), 1)
+    text = text.replace("D3: Low", "D3: High").replace("overall: Low", "overall: Some concerns")
+    p.write_text(text, encoding="utf-8")
+    res = cli("rob", "agreement", keys, "--model", "rules", "--json")
+    assert res.code == 0, res.stderr
+    assert res.stderr.splitlines() == [
+        f"warning: {p}: field 'domains.D3': 'High' is not what the RoB 2 algorithm gives on the key's "
+        "responses ('Low') (counted as written)",
+        f"warning: {p}: field 'overall': 'Some concerns' is not the overall judgement of the key's domains "
+        "('High') (counted as written)",
+        f"warning: {p}: field 'evidence.1.1': 'a sequence nobody wrote' is not in the report (counted as written)",
+    ]
+    assert json.loads(res.stdout)["documents"] == 2

@@ -91,6 +91,7 @@ __all__ = [
     "evidence_matches",
     "read_answer_key",
     "load_answer_keys",
+    "check_answer_key",
     "load_gold",
     "load_predictions",
     "assess_gold",
@@ -106,6 +107,14 @@ __all__ = [
 #: ligatures make the two texts differ, while unrelated sentences of the same
 #: report score well below it.
 THRESHOLD = 80.0
+
+#: The end of the warning for a prediction without an answer key: listed, not a skipped
+#: gold document (``clinex rob agreement`` still exits 0 for it).
+IGNORED_PREDICTION = "has no gold; ignored"
+
+#: The end of a warning about a key that is counted anyway (judgements that are not the
+#: RoB 2 algorithm's on the key's own responses, an evidence quote not in the report).
+COUNTED_AS_WRITTEN = "(counted as written)"
 
 #: RoB 2 response codes (``NA``: the question is not asked).
 RESPONSES = ("Y", "PY", "PN", "N", "NI", "NA")
@@ -512,8 +521,66 @@ def load_answer_keys(
         raise InputError("no *.key.yaml answer keys", path=src)
     if texts is not None and not Path(texts).is_dir():
         raise InputError("--texts must be a folder of the reports", path=texts)
-    return _read_each(files, lambda f: read_answer_key(f, texts=texts), lambda g: g.doc_id,
-                      "field 'id'", "key", problems)
+    def read_checked(f: Path) -> GoldDocument:
+        g = read_answer_key(f, texts=texts)
+        problems.extend(check_answer_key(g, f))
+        return g
+
+    return _read_each(files, read_checked, lambda g: g.doc_id, "field 'id'", "key", problems)
+
+
+def check_answer_key(gold: GoldDocument, path: str | Path) -> list[str]:
+    """What in a key contradicts itself or its report; the key is still counted as written.
+
+    * a domain judgement that is not the RoB 2 algorithm's on the key's own responses
+      (:func:`clinex.rob.algorithm.all_domain_risks`, RoB 2 guidance of 22 August 2019),
+      an overall judgement that is not :func:`~clinex.rob.algorithm.overall_risk` of the
+      key's domains;
+    * an evidence quote that is not in the report (whitespace runs as one space, case
+      folded), when the report is found.
+
+    Parameters
+    ----------
+    gold : GoldDocument
+    path : str or Path
+        The key file (named in each message).
+
+    Returns
+    -------
+    list of str
+        One line per problem, ending with :data:`COUNTED_AS_WRITTEN`.
+    """
+    from clinex.errors import SchemaError
+    from clinex.rob.algorithm import all_domain_risks, overall_risk
+
+    out: list[str] = []
+    try:
+        domains = all_domain_risks(gold.responses)
+    except SchemaError:
+        return out
+    for d, level in domains.items():
+        if d in gold.judgements and gold.judgements[d] != level:
+            out.append(f"{path}: field 'domains.{d}': {gold.judgements[d]!r} is not what the RoB 2 algorithm "
+                       f"gives on the key's responses ({level!r}) {COUNTED_AS_WRITTEN}")
+    given = {d: gold.judgements[d] for d in domains if d in gold.judgements}
+    if "overall" in gold.judgements and len(given) == len(domains):
+        want = overall_risk(given)
+        if gold.judgements["overall"] != want:
+            out.append(f"{path}: field 'overall': {gold.judgements['overall']!r} is not the overall judgement "
+                       f"of the key's domains ({want!r}) {COUNTED_AS_WRITTEN}")
+    if gold.source is not None and gold.evidence:
+        try:
+            from clinex.rob.assess import load_trial
+
+            flat = re.sub(r"\s+", " ", load_trial(gold.source).text).casefold()
+        except ClinexError:
+            return out  # the report's own problem is reported when it is assessed
+        for sq, quotes in gold.evidence.items():
+            for q in quotes:
+                if re.sub(r"\s+", " ", q).strip().casefold() not in flat:
+                    out.append(f"{path}: field 'evidence.{sq}': {q[:60]!r} is not in the report "
+                               f"{COUNTED_AS_WRITTEN}")
+    return out
 
 
 
@@ -769,7 +836,7 @@ def answer_agreement(
     used = {id(ta) for ta in matched.values()}
     for _, ta in sorted(predictions.items(), key=lambda kv: kv[0]):
         if id(ta) not in used:
-            problems.append(f"prediction {ta.document_id!r} has no gold; ignored")
+            problems.append(f"prediction {ta.document_id!r} {IGNORED_PREDICTION}")
     if not matched:
         raise EvaluationError(f"no gold document has a prediction ({len(gold)} gold, "
                               f"{len(predictions)} predicted)", path=predictions_name or None)

@@ -423,8 +423,9 @@ def agreement_cmd(
     gold has levels; last, how many of the answers taken from the text rest on evidence
     outside the Methods and Results. Bad key files are reported on stderr and skipped.
 
-    Exit status: 0 every gold document was counted; 1 some were skipped (each reported
-    on stderr, the others counted); 2 nothing could be counted or a bad option.
+    Exit status: 0 every gold document was counted (predictions without a key are listed
+    on stderr and ignored); 1 some were skipped (each reported on stderr, the others
+    counted); 2 nothing could be counted or a bad option.
     """
     from rich import box
     from rich.console import Console
@@ -432,6 +433,8 @@ def agreement_cmd(
 
     from clinex.errors import InputError
     from clinex.rob.answer_agreement import (
+        COUNTED_AS_WRITTEN,
+        IGNORED_PREDICTION,
         THRESHOLD,
         answer_agreement,
         assess_gold,
@@ -471,9 +474,11 @@ def agreement_cmd(
     # report.warnings holds `problems` and its own lines: each printed once, here
     for w in report.warnings:
         err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
+    # exit 1 only when gold documents were skipped; a prediction without a key is only listed
+    skipped = [w for w in report.warnings if not w.endswith((IGNORED_PREDICTION, COUNTED_AS_WRITTEN))]
     if as_json:
         typer.echo(report.model_dump_json())
-        if report.warnings:
+        if skipped:
             raise typer.Exit(1)
         return
 
@@ -481,7 +486,8 @@ def agreement_cmd(
         return "-" if v is None else f"{v:.3f}"
 
     out = Console(width=110, highlight=False)
-    out.print(f"Agreement of {report.predictions} with {report.gold}: {report.documents} documents, "
+    plural = "" if report.documents == 1 else "s"
+    out.print(f"Agreement of {report.predictions} with {report.gold}: {report.documents} document{plural}, "
               f"evidence match partial_ratio >= {report.threshold:g}", markup=False, soft_wrap=True)
     cols = ("n", "exact", "folded", "n ev", "PO ev")
     t = Table(box=box.SIMPLE_HEAD, title="Per domain (pooled over its SQs): PO_response exact / folded, PO_extraction, judgement PO")
@@ -509,5 +515,5 @@ def agreement_cmd(
     out.print(f"answers decided outside Methods/Results: {report.decided_outside} of "
               f"{report.decided_total} ({'-' if share is None else f'{share:.2f}'}){unknown}",
               markup=False, soft_wrap=True)
-    if report.warnings:
+    if skipped:
         raise typer.Exit(1)  # some key files or documents were skipped (listed above), as `assess` does
