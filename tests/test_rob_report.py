@@ -131,7 +131,7 @@ def test_html_is_self_contained_escaped_and_lists_every_question(tmp_path):
     assert links == ["ev-1", "ev-2", "ev-3", "ev-4"] and set(links) <= anchors
     c = TEXT.index("Allocation")
     assert f"p. 2, front, chars {c}&#8211;{c + 24}" in html  # no heading: all "front"
-    assert "Answers decided outside Methods/Results: 3 of 3</p>" in html
+    assert "Answers decided outside Methods/Results: 3 of 3 answers taken from the text: " in html
     assert "0.75" in html and "Probably yes" in html
     with pytest.raises(InputError, match="does not belong"):
         write_html(result, doc.model_copy(update={"id": "other"}), tmp_path / "x.html")

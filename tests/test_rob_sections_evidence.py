@@ -8,6 +8,8 @@ section on every evidence span, the one holding the span's start.
 
 from __future__ import annotations
 
+import re
+
 import json
 from pathlib import Path
 
@@ -179,7 +181,8 @@ def test_json_and_html_show_the_sections(tmp_path: Path) -> None:
     assert first["section"] == "abstract" and first["span"]["label"] == "4.3"
     assert read_json(path) == result
     html = render_html(result, doc)
-    assert '<p class="decided-outside">Answers decided outside Methods/Results: 1 of 4</p>' in html
+    assert re.search(r'<p class="decided-outside">Answers decided outside Methods/Results: 1 of 4 answers taken '
+                     r'from the text: \d\.\d \((abstract|discussion|front|introduction)\)</p>', html)
     s = TEXT.index("Outcome assessors were blinded.")
     row = html[html.index('<tr id="sq-4.3">'):]
     row = row[: row.index("</tr>")]
@@ -198,7 +201,7 @@ def test_an_old_rob_json_without_sections_still_loads(tmp_path: Path) -> None:
     assert decided_sections(back) == [None, None, None, None]
     assert decided_outside(back) == (0, 0)  # unknown sections count in neither
     html = render_html(back, _doc())
-    assert ("Answers decided outside Methods/Results: 0 of 0 (sections unknown for 4 answers)</p>"
+    assert ("Answers decided outside Methods/Results: 0 of 0 answers taken from the text (sections unknown for 4 answers)</p>"
             in html)
     assert "chars " in html and "methods, chars" not in html
     assert load_predictions(old)["mig"] == back

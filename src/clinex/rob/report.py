@@ -34,6 +34,9 @@ from pydantic import ValidationError
 from clinex.errors import FormatError, InputError
 from clinex.io.textfile import require_file
 from clinex.rob.assess import decided_outside, decided_sections
+
+#: Provenance prefix of the reading list's citations (:mod:`clinex.rob.evidence.reading`).
+READING_SOURCE = "clinex.rob.reading.v1"
 from clinex.rob.schema import sq
 from clinex.rob.types import Evidence, SQAnswer, TrialAssessment
 from clinex.text import Document
@@ -140,21 +143,25 @@ def _answer_row(ans: SQAnswer, first_anchor: int) -> str:
     judg = (
         f'<span class="j-{ans.judgement}">{ans.judgement}</span>' if ans.judgement else "&#8212;"
     )
-    items = []
+    items, reading = [], []
     for anchor, ev in enumerate(ans.evidence, start=first_anchor):
         quote = ev.span.text
         if len(quote) > 300:
             quote = quote[:297] + "..."
-        items.append(
+        item = (
             f'<li><a href="#ev-{anchor}">{_where(ev)}</a> '
             f"(score {ev.score:.2f}, {html.escape(ev.source)}): "
             f'<span class="quote">&#8220;{html.escape(quote)}&#8221;</span></li>'
         )
+        (reading if ev.source.startswith(READING_SOURCE) else items).append(item)
     evidence = f'<ul class="ev">{"".join(items)}</ul>' if items else "none"
+    if reading:
+        evidence += f'<div class="also-read">Also read:</div><ul class="ev reading">{"".join(reading)}</ul>'
+    confidence = "&#8212;" if ans.response == "NA" else f"{ans.confidence:.2f}"
     return (
         f'<tr id="sq-{q.id}"><td>{q.id}</td><td>{cond}{html.escape(q.text)}</td>'
         f"<td><b>{ans.response}</b> ({_RESPONSE_WORDS[ans.response]})</td>"
-        f"<td>{judg}</td><td>{ans.confidence:.2f}</td><td>{evidence}</td></tr>"
+        f"<td>{judg}</td><td>{confidence}</td><td>{evidence}</td></tr>"
     )
 
 
@@ -247,8 +254,16 @@ def render_html(assessment: TrialAssessment, document: Document) -> str:
     k, n = decided_outside(assessment)
     unknown = len(decided_sections(assessment)) - n  # a rob.json written before sections were kept
     note = f" (sections unknown for {unknown} answers)" if unknown else ""
-    body.append(f'<p class="decided-outside">Answers decided outside Methods/Results: {k} of {n}'
-                f"{note}</p>")
+    which = [f"{a.sq} ({a.evidence[0].section})" for d in assessment.domains for a in d.answers
+             if a.response not in ("NA", "NI") and a.evidence and a.evidence[0].section is not None
+             and a.evidence[0].section not in ("methods", "results")]
+    listed = f": {esc(', '.join(which))}" if which else ""
+    body.append(f'<p class="decided-outside">Answers decided outside Methods/Results: {k} of {n} answers '
+                f"taken from the text{listed}{note}</p>")
+    body.append('<p class="legend">Evidence: the first sentence listed decides the answer (its rule or cue '
+                "is named); &#8220;Also read&#8221; lists the sentences a reviewer reads for the question "
+                f"beside it ({READING_SOURCE}), which decide nothing. NA: RoB 2 does not ask the question "
+                "on this path; its sentences are kept for the reader.</p>")
     for d in assessment.domains:
         body.append(
             f'<h2 id="{d.domain}">{d.domain}: {esc(d.name)} {_risk_badge(d.risk)}</h2>'
