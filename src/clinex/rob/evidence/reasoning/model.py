@@ -256,8 +256,10 @@ class RulesEvidenceModel:
         pointers = frozenset(s.index for s in sentences if s.index not in other)
         # participant flow is reported in Results (CONSORT 2010 items 13, 16); numbers in the
         # Methods are plans, eligibility and interim analyses (issue 22 item 4)
-        counts = consort_counts(document.text) + [c for s in own if s.section != "methods"
-                                                  for c in find_counts(s.text, s.start)]
+        # Results first (RoBuster placard for 3.1), then the abstract and the rest
+        flow_order = ([s for s in own if s.section == "results"]
+                      + [s for s in own if s.section not in ("methods", "results")])
+        counts = consort_counts(document.text) + [c for s in flow_order for c in find_counts(s.text, s.start)]
         fl = flow(counts)
         flow_sents = _covering(sentences, fl.evidence)
         analysis_sents = _covering(sentences, list(dict.fromkeys(fl.analysis_evidence)))
