@@ -23,12 +23,16 @@ The tasks (:data:`TASKS`) turn one input path into items and a list of items int
 result rows:
 
 - ``pv``: JSON-lines files (``id`` and ``text``, or PHEE's ``context``, per line; a
-  record is one unit, as for ``clinex pv extract``), plain ``.txt`` files (one item per
-  sentence), or folders of them; one row per record with its events as PHEE JSON
-  (``source`` = the input file, so equal record ids of two files stay apart) and its
-  event counts (:data:`clinex.pv.counts.COUNT_COLUMNS`: ``n_events``, ``n_adverse``,
-  ``n_therapeutic`` count asserted events only; negated ones are in ``n_*_negated``,
-  speculated ones also in ``n_*_speculated``).
+  record is one unit, as for ``clinex pv extract``), PubMed/MEDLINE XML (``.xml``,
+  ``.xml.gz``, or content whose root is ``<PubmedArticleSet>``: one item per citation, id =
+  its PMID, text = title + " " + abstract, :mod:`clinex.io.medline`), plain ``.txt`` files
+  (one item per sentence), or folders of them; one row per record with its events as PHEE
+  JSON (``source`` = the input file, so equal record ids of two files stay apart), its
+  citation metadata for MEDLINE (``meta_json``: PMID, year, publication types, MeSH
+  headings, where title and abstract sections lie) and its event counts
+  (:data:`clinex.pv.counts.COUNT_COLUMNS`: ``n_events``, ``n_adverse``, ``n_therapeutic``
+  count asserted events only; negated ones are in ``n_*_negated``, speculated ones also
+  in ``n_*_speculated``).
 - ``cohort``: n2c2 XML files or folders of them; one row per patient and criterion
   (``patient`` = file stem, ``source`` = the input path).
 - ``rob``: trial files (PDF, text, XML, tagtog HTML) or folders of them; one row per
@@ -43,6 +47,14 @@ is built once before any item, so a model that cannot be built (unknown name, mi
 file, an LLM kind without a server configured) stops the run before the output folder
 is created. ``manifest.json`` records its versioned id (``model``) and, for a folder or
 file, its path (``model_folder``); a run that names another model is not resumed.
+
+``drugs=`` (pv; ``clinex batch pv --drug NAME|FILE``) keeps only the records whose text
+mentions one of the drugs (:func:`clinex.pv.cli.drug_screen`: a whole-word,
+case-insensitive match of a name, or any synonym the drug gazetteer gives the same drug);
+the others are counted in the summary and the manifest (``n_screened_out``).
+
+``scheduler="tcp://HOST:PORT"`` runs the partitions on a running Dask distributed cluster
+(:func:`_connect`) instead of local processes, with the same tasks, part files and resume.
 
 On a resume, a partition whose item errors include a model or LLM error
 (:data:`RETRY_CODES`: ``CLX006``, ``CLX009``; e.g. a server that was down) is run again
@@ -127,7 +139,9 @@ class BatchSummary:
     errors : list of ItemError
     notes : list of str
         What the run did to the output folder besides resuming (a rebuilt manifest,
-        an earlier run removed by ``force``), for the user.
+        an earlier run removed by ``force``, records screened out by ``drugs``), for the user.
+    n_screened_out : int
+        pv with ``drugs``: records that mention none of the drugs (not in ``n_items``).
     """
 
     out_dir: Path
@@ -137,6 +151,7 @@ class BatchSummary:
     n_parts_skipped: int = 0
     errors: list[ItemError] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    n_screened_out: int = 0
 
 
 # --------------------------------------------------------------------------- tasks
@@ -144,9 +159,12 @@ class BatchSummary:
 
 def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
     """JSON lines (``id`` + ``text`` or PHEE ``context``) as one item per record;
-    plain text split into sentences; a folder gives its ``.jsonl``/``.json``/``.txt``
-    (none: one error item). Each item's payload is ``(text, source file, offset)``: the
-    offset of a plain-text file's sentence in that file, None for a JSON-lines record."""
+    PubMed/MEDLINE XML as one item per citation (id = PMID); plain text split into
+    sentences; a folder gives its ``.jsonl``/``.json``/``.txt``/``.xml``/``.xml.gz`` (none:
+    one error item). Each item's payload is ``(text, source file, offset, meta)``: the
+    offset of a plain-text file's sentence in that file, None for a record; ``meta`` the
+    citation's metadata (:meth:`clinex.io.medline.MedlineCitation.meta`), else None."""
+    from clinex.io.medline import is_medline_file
     from clinex.io.textfile import read_text, require_file
     from clinex.pv.pipeline import jsonl_records, text_records
 
@@ -164,14 +182,36 @@ def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
                 for rec in records:
                     yield from (ItemError(f"{p}:{e.line}", str(e)) for e in errors)
                     errors.clear()
-                    yield Item(rec.id, (rec.text, str(p), None))
+                    yield Item(rec.id, (rec.text, str(p), None, None))
                 yield from (ItemError(f"{p}:{e.line}", str(e)) for e in errors)
+            elif is_medline_file(p):
+                yield from _medline_items(p)
             else:
                 # the plain-text rule of `clinex pv extract`: blank text is one empty record
                 for rid, sent, start in text_records(read_text(p), p.stem, str(p)):
-                    yield Item(rid, (sent, str(p), start))
+                    yield Item(rid, (sent, str(p), start, None))
         except ClinexError as exc:
             yield ItemError(str(p), str(exc))
+
+
+def _medline_items(p: Path) -> Iterator[Item | ItemError]:
+    """One item per citation of a PubMed/MEDLINE file (id = PMID); each bad citation an error
+    item ``FILE:LINE``; a file-level error (truncated gzip, not well formed, unsafe XML) an
+    error item naming the file, after the citations before it."""
+    from clinex.io.limits import MAX_PV_TEXT_CHARS
+    from clinex.io.medline import iter_medline
+
+    errors: list[ClinexError] = []
+    try:
+        for c in iter_medline(p, errors="skip", on_error=errors.append, max_chars=MAX_PV_TEXT_CHARS):
+            yield from (ItemError(f"{p}:{e.line}", str(e)) for e in errors)
+            errors.clear()
+            yield Item(c.pmid, (c.text, str(p), None, c.meta()))
+    except ClinexError as exc:  # the file stops here: its bad citations so far, then the file's error
+        yield from (ItemError(f"{p}:{e.line}", str(e)) for e in errors)
+        yield ItemError(str(p), str(exc))
+        return
+    yield from (ItemError(f"{p}:{e.line}", str(e)) for e in errors)
 
 
 def _pv_process(
@@ -186,6 +226,8 @@ def _pv_process(
     records = [(it.id, it.payload[0]) for it in items]
     sources = [it.payload[1] for it in items]
     offsets = [it.payload[2] for it in items]  # a plain-text file's sentence starts (None: JSON lines)
+    # MEDLINE citations' metadata, by (PMID, file): a PMID is unique within its file
+    metas = {(it.id, it.payload[1]): it.payload[3] for it in items if it.payload[3] is not None}
     try:  # one batched model call per `batch_size` records, as `clinex pv extract --batch-size`
         # extract_records gives one result per record, in order
         results = list(zip(sources, [r for b in range(0, len(records), batch_size)
@@ -211,6 +253,7 @@ def _pv_process(
             "model": item.model,
             "event_probability": item.event_probability,
             "phee_json": json.dumps(to_phee_dict(item), ensure_ascii=False),
+            "meta_json": json.dumps(metas[item.id, src], ensure_ascii=False) if (item.id, src) in metas else None,
         }
         for src, item in results
     ]
@@ -269,7 +312,7 @@ def _rob_resolve_model(spec: str) -> tuple[str, dict[str, str]]:
     return folder, {"model": loaded.name, "model_folder": folder}
 
 
-_PV_SUFFIXES = (".jsonl", ".json", ".txt")
+_PV_SUFFIXES = (".jsonl", ".json", ".txt", ".xml", ".xml.gz")
 _ROB_SUFFIXES = (".pdf", ".txt", ".xml", ".html", ".htm")
 """The files a folder input stands for (``.htm`` as ``clinex rob assess`` reads it)."""
 
@@ -278,7 +321,8 @@ def _files(path: Path, suffixes: tuple[str, ...]) -> Iterator[Path | ItemError]:
     """A file as given; a folder's files with ``suffixes`` (name order), or one
     :class:`ItemError` naming a folder that holds none of them."""
     if path.is_dir():
-        found = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in suffixes)
+        found = sorted(p for p in path.iterdir() if p.is_file() and (
+            p.suffix.lower() in suffixes or p.name.lower().endswith(tuple(s for s in suffixes if s.count(".") > 1))))
         if not found:
             yield ItemError(str(path), str(InputError(f"folder without {'/'.join(suffixes)} files", path=path)))
         yield from found
@@ -375,7 +419,7 @@ TASKS: dict[str, BatchTask] = {
     "pv": BatchTask(
         "pv",
         {"id": "VARCHAR", "source": "VARCHAR", "text": "VARCHAR", **dict.fromkeys(PV_COUNT_COLUMNS, "INTEGER"),
-         "model": "VARCHAR", "event_probability": "DOUBLE", "phee_json": "VARCHAR"},
+         "model": "VARCHAR", "event_probability": "DOUBLE", "phee_json": "VARCHAR", "meta_json": "VARCHAR"},
         _pv_expand,
         _pv_process,
     ),
@@ -679,7 +723,68 @@ def _stamp(p: Path) -> str:
     return "0"
 
 
-def _fingerprint(task: str, inputs: Sequence[Path], partition_size: int, criteria: Sequence[str] = ()) -> str:
+def _clinex_version() -> str:
+    """This process's clinex version (run on each cluster worker by :func:`_connect`)."""
+    from clinex import __version__
+
+    return __version__
+
+
+def _connect(address: str, timeout: float) -> Any:
+    """A ``distributed.Client`` of the running cluster at ``address``, checked before any task.
+
+    Raises
+    ------
+    InputError
+        ``distributed`` is not installed; the address is malformed or its scheduler cannot be
+        reached within ``timeout`` seconds; it has no worker within ``timeout`` seconds; a
+        worker cannot import clinex or runs another version. Each names the address.
+    """
+    try:
+        from distributed import Client
+    except ModuleNotFoundError:
+        raise InputError("a scheduler address needs the 'distributed' package: pip install 'clinex[cluster]'",
+                         field="--scheduler") from None
+    from clinex import __version__
+
+    try:
+        client = Client(address, timeout=timeout, set_as_default=False)
+    except ValueError as exc:
+        raise InputError(f"not a Dask scheduler address: {address!r} ({exc}); expected tcp://HOST:PORT",
+                         field="--scheduler") from None
+    except (OSError, TimeoutError):
+        raise InputError(f"cannot reach the Dask scheduler at {address} within {timeout:g} s; is `dask scheduler` "
+                         "running there, and its port open to this machine?", field="--scheduler") from None
+    try:
+        try:
+            client.wait_for_workers(1, timeout=timeout)
+        except TimeoutError:
+            raise InputError(f"the Dask scheduler at {address} has no worker (waited {timeout:g} s); start one "
+                             f"with: dask worker {address}", field="--scheduler") from None
+        for worker, version in sorted(client.run(_clinex_version, on_error="return").items()):
+            if isinstance(version, BaseException):
+                raise InputError(f"Dask worker {worker} cannot run clinex ({type(version).__name__}: {version}); "
+                                 f"install clinex {__version__} there", field="--scheduler")
+            if version != __version__:
+                raise InputError(f"Dask worker {worker} runs clinex {version}, this is clinex {__version__}; "
+                                 "every worker needs the same version", field="--scheduler")
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+def _compute_on_cluster(bag: Any, client: Any, address: str) -> list[dict[str, Any]]:
+    """``bag.compute()`` on the cluster; a lost connection is an InputError that says to resume."""
+    try:
+        return list(bag.compute(scheduler=client))
+    except OSError as exc:  # distributed's CommClosedError and its kin: the scheduler or a worker went away
+        raise InputError(f"lost the Dask cluster at {address} ({type(exc).__name__}: {exc}); the finished parts "
+                         "are kept: run the same command again to resume", field="--scheduler") from None
+
+
+def _fingerprint(task: str, inputs: Sequence[Path], partition_size: int, criteria: Sequence[str] = (),
+                 drugs: Sequence[str] = ()) -> str:
     # the result columns too: parts of a clinex with other columns (pv before `source`) never merge with these
     h = hashlib.sha256(f"{task}|{partition_size}|{','.join(TASKS[task].columns)}".encode())
     for p in inputs:
@@ -691,6 +796,8 @@ def _fingerprint(task: str, inputs: Sequence[Path], partition_size: int, criteri
         h.update(f"|criteria:{q.resolve() if files else c}".encode())
         for f in files:
             h.update(f.name.encode() + hashlib.sha256(f.read_bytes()).digest())
+    if drugs:  # pv --drug: other names screen other records
+        h.update(("|drugs:" + "\n".join(drugs)).encode())
     return h.hexdigest()[:16]
 
 
@@ -722,6 +829,8 @@ def run_batch(
     model: str | Path | None = None,
     batch_size: int = RECORDS_PER_CALL,
     force: bool = False,
+    drugs: Sequence[str] | None = None,
+    connect_timeout: float = 10.0,
 ) -> BatchSummary:
     """Run ``task`` over ``inputs`` and write Parquet results into ``out_dir``.
 
@@ -736,9 +845,15 @@ def run_batch(
     partition_size : int, default 256
         Items per partition (one Dask task, one part file).
     workers : int, default 1
-        Dask workers (>= 1); with 1 the run is synchronous in this process.
-    scheduler : {"sync", "threads", "processes"} or None
-        Dask scheduler; default "sync" for one worker, else "processes".
+        Dask workers (>= 1); with 1 the run is synchronous in this process. Local runs only.
+    scheduler : {"sync", "threads", "processes"}, an address, or None
+        Dask scheduler; default "sync" for one worker, else "processes". An address
+        (``tcp://HOST:PORT``, any ``PROTOCOL://``) runs the partitions on that running Dask
+        distributed cluster (``dask scheduler`` / ``dask worker``; needs the ``distributed``
+        package, ``clinex[cluster]``): the same tasks, part files, resume and results as a
+        local run. Every worker must run this clinex version, load the same model (a kind
+        name, or a model folder at the same path) and see the output folder at the same
+        path (a shared file system); the inputs are read here and sent with the tasks.
     progress : callable, optional
         Called as ``progress(done_partitions, total_partitions)``.
     criteria : list of str or Path, optional
@@ -762,6 +877,14 @@ def run_batch(
         inputs or model, or a torn ``manifest.json`` that cannot be rebuilt): that run's
         own files (``manifest.json``, ``results.parquet``, ``errors.jsonl``, ``parts/``)
         are removed first. Files clinex did not write are never removed.
+    drugs : list of str, optional
+        pv only: drug names and/or files of one name a line (``--drug``); only the
+        records whose text mentions one of them (any synonym the drug gazetteer knows:
+        :func:`clinex.pv.cli.drug_screen`) are processed, the others are counted in
+        ``n_screened_out``. The names are part of the run's fingerprint.
+    connect_timeout : float, default 10.0
+        With a scheduler address: seconds to reach the scheduler, and again for it to
+        have a worker, before the run stops with an error.
 
     Returns
     -------
@@ -778,8 +901,11 @@ def run_batch(
         An input path does not exist, or ``out_dir`` holds other files or another run
         (or a run of another model: the error names its manifest.json), or a torn
         ``manifest.json`` whose part files are not this run's (without ``force``);
-        ``criteria`` given for a task it does not apply to; ``partition_size``,
-        ``workers`` or ``batch_size`` below 1. A file the operating system refuses to
+        ``criteria`` or ``drugs`` given for a task it does not apply to; ``partition_size``,
+        ``workers`` or ``batch_size`` below 1; a scheduler address that cannot be reached
+        within ``connect_timeout``, a cluster without workers or with a worker of another
+        clinex version, ``workers`` above 1 with an address; a cluster lost during the run
+        (the finished parts are kept: the same command resumes). A file the operating system refuses to
         write (full disk, read-only folder) stops the run: the message names the file
         and the reason (``cannot write the output file (No space left on device)``),
         no temporary file is left, and the finished parts are kept for a resume.
@@ -819,6 +945,17 @@ def run_batch(
         if crits == ["n2c2"]:
             crits = []  # the default: same run as without criteria
     options: dict[str, Any] = {"criteria": tuple(crits)} if crits else {}
+    screen = None
+    if drugs:
+        if task != "pv":
+            raise InputError(f"drugs screen pv records, not {task!r} items", field="drugs")
+        from clinex.pv.cli import drug_screen
+
+        screen = drug_screen(list(drugs))  # a bad names file stops the run before any item
+    cluster = scheduler is not None and "://" in scheduler
+    if cluster and workers != 1:
+        raise InputError("--workers is for local runs; a cluster's workers are its own (dask worker ...)",
+                         field="--workers")
     model_record: dict[str, str] = {}
     if batch_size < 1:
         raise InputError(f"batch_size must be >= 1; got {batch_size}", field="batch_size")
@@ -835,130 +972,147 @@ def run_batch(
         built = get_model(kind, crits or "n2c2")  # a model that cannot be built stops the run before any item
         # the built model's own id (an LLM kind adds the server's model name), else the kind's
         options["model"], model_record = kind, {"model": str(getattr(built, "name", COHORT_MODELS[kind].version))}
-    fingerprint = _fingerprint(task, paths, partition_size, crits)
+    fingerprint = _fingerprint(task, paths, partition_size, crits, screen.terms if screen else ())
     manifest_path = out / "manifest.json"
     summary = BatchSummary(out_dir=out)
-    summary.notes.extend(_open_run(out, fingerprint, model_record, force))
-    spec = TASKS[task]
-    items: list[Item] = []
-    for p in paths:
+    # a cluster is reached (and checked) before the output folder is touched
+    client = _connect(scheduler, connect_timeout) if cluster else None
+    try:
+        summary.notes.extend(_open_run(out, fingerprint, model_record, force))
+        spec = TASKS[task]
+        items: list[Item] = []
+        for p in paths:
+            try:
+                for it in spec.expand(p):
+                    if isinstance(it, ItemError):
+                        summary.errors.append(it)
+                    elif screen is not None and not screen.match(it.payload[0]):
+                        summary.n_screened_out += 1
+                    else:
+                        items.append(it)
+            except ClinexError as exc:
+                summary.errors.append(ItemError(str(p), str(exc)))
+        summary.n_items = len(items)
+        if screen is not None:
+            summary.notes.extend(f"warning: --drug {t!r} is not in the drug gazetteer; matched as written only"
+                                 for t in screen.unknown)
+            summary.notes.append(f"--drug: {summary.n_screened_out} of {summary.n_screened_out + len(items)} records "
+                                 "screened out (no mention of the drugs)")
+        if not items and summary.errors:  # nothing to process: no folder a later run would have to match
+            return summary
+        chunks = [items[i : i + partition_size] for i in range(0, len(items), partition_size)]
+        summary.n_parts = len(chunks)
+        manifest: dict[str, Any] = {
+            "task": task,
+            "fingerprint": fingerprint,
+            "inputs": [str(p) for p in paths],
+            "partition_size": partition_size,
+            **({"criteria": crits} if crits else {}),
+            **model_record,
+            **({"drugs": list(screen.terms), "n_screened_out": summary.n_screened_out} if screen else {}),
+            "n_items": len(items),
+            "n_parts": len(chunks),
+            "status": "running",
+        }
+        new_folder = not out.exists()
+        try:  # the manifest first: a folder holding anything of a run holds its manifest
+            write_atomic(manifest_path, json.dumps(manifest, indent=2), force=True)
+        except InputError:
+            if new_folder and out.is_dir() and not any(out.iterdir()):
+                out.rmdir()  # nothing of the run is left, not even an empty folder
+            raise
         try:
-            for it in spec.expand(p):
-                if isinstance(it, ItemError):
-                    summary.errors.append(it)
-                else:
-                    items.append(it)
-        except ClinexError as exc:
-            summary.errors.append(ItemError(str(p), str(exc)))
-    summary.n_items = len(items)
-    if not items and summary.errors:  # nothing to process: no folder a later run would have to match
-        return summary
-    chunks = [items[i : i + partition_size] for i in range(0, len(items), partition_size)]
-    summary.n_parts = len(chunks)
-    manifest: dict[str, Any] = {
-        "task": task,
-        "fingerprint": fingerprint,
-        "inputs": [str(p) for p in paths],
-        "partition_size": partition_size,
-        **({"criteria": crits} if crits else {}),
-        **model_record,
-        "n_items": len(items),
-        "n_parts": len(chunks),
-        "status": "running",
-    }
-    new_folder = not out.exists()
-    try:  # the manifest first: a folder holding anything of a run holds its manifest
-        write_atomic(manifest_path, json.dumps(manifest, indent=2), force=True)
-    except InputError:
-        if new_folder and out.is_dir() and not any(out.iterdir()):
-            out.rmdir()  # nothing of the run is left, not even an empty folder
-        raise
-    try:
-        (out / "parts").mkdir(exist_ok=True)
-    except OSError as exc:
-        raise write_error(out / "parts", exc, folder=True) from None
+            (out / "parts").mkdir(exist_ok=True)
+        except OSError as exc:
+            raise write_error(out / "parts", exc, folder=True) from None
 
-    import duckdb
+        import duckdb
 
-    todo = []
-    con = duckdb.connect()
-    try:
-        for i, chunk in enumerate(chunks):
-            part = out / "parts" / f"part-{i:05d}.parquet"
-            old_errors = _done_errors(part, con, _partition_key(i, chunk))
-            if old_errors is not None:
-                summary.n_parts_skipped += 1
-                summary.errors.extend(old_errors)
-            else:
-                todo.append((task, i, chunk, str(out), options, _part_stamp(fingerprint, model_record)))
-    finally:
-        con.close()
-    done = summary.n_parts_skipped
-    if progress:
-        progress(done, len(chunks))
-    if todo:
-        sched = scheduler or ("sync" if workers <= 1 else "processes")
-        # Submit in waves of `workers` partitions so progress can be reported.
-        wave = max(1, workers)
-        env = {}
-        if sched == "processes":  # the cores are split between the workers (clinex.threads)
-            from clinex.threads import worker_environment
-
-            env = worker_environment(workers)
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        try:
-            for start in range(0, len(todo), wave):
-                batch = todo[start : start + wave]
-                bag = db.from_sequence(batch, npartitions=len(batch)).map(_run_partition)
-                with dask.config.set(scheduler=sched, num_workers=workers):
-                    results = bag.compute()
-                failed = [res["write_error"] for res in results if "write_error" in res]
-                if failed:  # a file the OS refused to write (full disk, read-only): stop, keep finished parts
-                    raise InputError(failed[0]["message"] + RESUME_HINT, path=failed[0]["path"])
-                for res in results:
-                    summary.errors.extend(ItemError(**e) for e in res["errors"])
-                done += len(batch)
-                if progress:
-                    progress(done, len(chunks))
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
-
-    results_path = out / "results.parquet"
-    try:
-        if chunks:
-            # this run's parts only: a part file of a longer earlier run never comes in
-            files = ", ".join(f"'{_sql_path(out / 'parts' / f'part-{i:05d}.parquet')}'"
-                              for i in range(len(chunks)))
-            with atomic_path(results_path, force=True) as tmp:
-                con = duckdb.connect()
-                try:
-                    con.execute(f"COPY (SELECT * FROM read_parquet([{files}])) "
-                                f"TO '{_sql_path(tmp)}' (FORMAT PARQUET, USE_TMP_FILE false)")
-                except duckdb.IOException as exc:
-                    raise _os_error_of(exc) from None
-                finally:
-                    con.close()
-        else:
-            _write_parquet([], spec.columns, results_path)
+        todo = []
         con = duckdb.connect()
         try:
-            summary.n_rows = int(con.execute(
-                f"SELECT count(*) FROM read_parquet('{_sql_path(results_path)}')").fetchone()[0])
+            for i, chunk in enumerate(chunks):
+                part = out / "parts" / f"part-{i:05d}.parquet"
+                old_errors = _done_errors(part, con, _partition_key(i, chunk))
+                if old_errors is not None:
+                    summary.n_parts_skipped += 1
+                    summary.errors.extend(old_errors)
+                else:
+                    todo.append((task, i, chunk, str(out), options, _part_stamp(fingerprint, model_record)))
         finally:
             con.close()
-        write_atomic(out / "errors.jsonl",
-                     (json.dumps(e.__dict__, ensure_ascii=False) + "\n" for e in summary.errors), force=True)
-        manifest.update(status="done", n_rows=summary.n_rows, n_errors=len(summary.errors),
-                        errors=[e.__dict__ for e in summary.errors])
-        write_atomic(manifest_path, json.dumps(manifest, indent=2), force=True)
-    except InputError as exc:
-        raise InputError(exc.message + RESUME_HINT, path=exc.path) from None
-    return summary
+        done = summary.n_parts_skipped
+        if progress:
+            progress(done, len(chunks))
+        if todo:
+            sched: Any = client if client is not None else scheduler or ("sync" if workers <= 1 else "processes")
+            # Submit in waves of `workers` partitions (a cluster: its threads) so progress can be reported.
+            wave = max(1, sum(client.nthreads().values()) if client is not None else workers)
+            env = {}
+            if sched == "processes":  # the cores are split between the workers (clinex.threads)
+                from clinex.threads import worker_environment
+
+                env = worker_environment(workers)
+            saved = {k: os.environ.get(k) for k in env}
+            os.environ.update(env)
+            try:
+                for start in range(0, len(todo), wave):
+                    batch = todo[start : start + wave]
+                    bag = db.from_sequence(batch, npartitions=len(batch)).map(_run_partition)
+                    if client is not None:
+                        results = _compute_on_cluster(bag, client, scheduler)
+                    else:
+                        with dask.config.set(scheduler=sched, num_workers=workers):
+                            results = bag.compute()
+                    failed = [res["write_error"] for res in results if "write_error" in res]
+                    if failed:  # a file the OS refused to write (full disk, read-only): stop, keep finished parts
+                        raise InputError(failed[0]["message"] + RESUME_HINT, path=failed[0]["path"])
+                    for res in results:
+                        summary.errors.extend(ItemError(**e) for e in res["errors"])
+                    done += len(batch)
+                    if progress:
+                        progress(done, len(chunks))
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+
+        results_path = out / "results.parquet"
+        try:
+            if chunks:
+                # this run's parts only: a part file of a longer earlier run never comes in
+                files = ", ".join(f"'{_sql_path(out / 'parts' / f'part-{i:05d}.parquet')}'"
+                                  for i in range(len(chunks)))
+                with atomic_path(results_path, force=True) as tmp:
+                    con = duckdb.connect()
+                    try:
+                        con.execute(f"COPY (SELECT * FROM read_parquet([{files}])) "
+                                    f"TO '{_sql_path(tmp)}' (FORMAT PARQUET, USE_TMP_FILE false)")
+                    except duckdb.IOException as exc:
+                        raise _os_error_of(exc) from None
+                    finally:
+                        con.close()
+            else:
+                _write_parquet([], spec.columns, results_path)
+            con = duckdb.connect()
+            try:
+                summary.n_rows = int(con.execute(
+                    f"SELECT count(*) FROM read_parquet('{_sql_path(results_path)}')").fetchone()[0])
+            finally:
+                con.close()
+            write_atomic(out / "errors.jsonl",
+                         (json.dumps(e.__dict__, ensure_ascii=False) + "\n" for e in summary.errors), force=True)
+            manifest.update(status="done", n_rows=summary.n_rows, n_errors=len(summary.errors),
+                            errors=[e.__dict__ for e in summary.errors])
+            write_atomic(manifest_path, json.dumps(manifest, indent=2), force=True)
+        except InputError as exc:
+            raise InputError(exc.message + RESUME_HINT, path=exc.path) from None
+        return summary
+    finally:
+        if client is not None:
+            client.close()
 
 
 def read_results(out_dir: str | Path, sql: str | None = None) -> list[tuple[Any, ...]]:

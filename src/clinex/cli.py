@@ -80,7 +80,19 @@ def batch(
     output: str = typer.Option(..., "--output", "-o", help="Output folder (new, or a run to resume)."),
     partition_size: int = typer.Option(256, help="Items per partition (one part file each)."),
     batch_size: int = typer.Option(RECORDS_PER_CALL, "--batch-size", help="pv: records per model call within a partition."),
-    workers: int = typer.Option(1, help="Dask worker processes."),
+    workers: int = typer.Option(1, help="Dask worker processes (local runs)."),
+    scheduler: str = typer.Option(
+        None, "--scheduler",
+        help="Run on a running Dask cluster: the scheduler's address, tcp://HOST:PORT (docs/batch-and-web.md).",
+    ),
+    scheduler_timeout: float = typer.Option(
+        10.0, "--scheduler-timeout", help="Seconds to reach --scheduler, and for it to have a worker.",
+    ),
+    drug: list[str] = typer.Option(
+        None, "--drug",
+        help="pv only: keep only records mentioning this drug (any gazetteer synonym; whole word, any case); "
+        "repeatable, or a file of one name a line.",
+    ),
     criteria: list[str] = typer.Option(
         None, "--criteria", "-c",
         help="cohort only: 'n2c2' or criterion files/folders (repeatable), as 'clinex cohort screen'.",
@@ -103,6 +115,8 @@ def batch(
     is written), or a bad option, input or model (a model that cannot be built stops
     the run before the output folder is created). Re-running the same command resumes
     an interrupted run; items that failed with a model or LLM error are retried.
+    --scheduler tcp://HOST:PORT runs the partitions on a running Dask cluster instead of
+    local processes (same results, same resume).
     """
     from clinex.batch import run_batch
     from clinex.errors import InputError
@@ -111,10 +125,18 @@ def batch(
     for name, value in (("--partition-size", partition_size), ("--batch-size", batch_size), ("--workers", workers)):
         if value < 1:
             raise InputError(f"{name} must be >= 1; got {value}", field=name)
+    if scheduler is not None and "://" not in scheduler:
+        raise InputError(f"expected a Dask scheduler address such as tcp://HOST:PORT; got {scheduler!r}",
+                         field="--scheduler")
+    if not scheduler_timeout > 0:
+        raise InputError(f"--scheduler-timeout must be > 0; got {scheduler_timeout}", field="--scheduler-timeout")
+    if drug and task != "pv":
+        raise InputError(f"--drug screens pv records; not for {task!r}", field="--drug")
     with Progress(f"batch {task}", unit="partitions") as bar:
         summary = run_batch(
             task, inputs, output, partition_size=partition_size, workers=workers, progress=bar.update,
             criteria=criteria or None, model=model, batch_size=batch_size, force=force,
+            scheduler=scheduler, connect_timeout=scheduler_timeout, drugs=drug or None,
         )
     for note in summary.notes:
         typer.echo(note, err=True)
@@ -123,8 +145,9 @@ def batch(
     if summary.n_items == 0 and summary.errors:
         raise InputError(f"none of the {len(inputs)} input(s) holds an item to process (see above); nothing written",
                          field="inputs")
+    screened = f"{summary.n_screened_out} screened out by --drug, " if drug else ""
     typer.echo(
-        f"{summary.n_items} items, {summary.n_rows} rows, {len(summary.errors)} errors, "
+        f"{summary.n_items} items, {screened}{summary.n_rows} rows, {len(summary.errors)} errors, "
         f"{summary.n_parts} parts ({summary.n_parts_skipped} resumed) -> {summary.out_dir}"
     )
     if summary.errors:

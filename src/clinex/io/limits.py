@@ -24,6 +24,7 @@ __all__ = [
     "MAX_REPORT_FILE_BYTES",
     "MAX_REPORT_CHARS",
     "MAX_PV_TEXT_CHARS",
+    "MAX_MEDLINE_CITATION_BYTES",
 ]
 
 MIB = 1024 * 1024
@@ -101,3 +102,11 @@ MAX_REPORT_FILE_BYTES = 8 * MIB
 #: :func:`clinex.pv.pipeline.text_records` and :func:`clinex.pv.pipeline.extract_records`
 #: before any model work.
 MAX_PV_TEXT_CHARS = 1_000_000
+
+#: Bytes of PubMed/MEDLINE XML read without a whole top-level element of the
+#: ``<PubmedArticleSet>`` ending (a citation, or the stretch between two): what one
+#: citation may hold in memory while :func:`clinex.io.medline.iter_medline` streams a
+#: file. A citation is 2-50 KB; the largest (thousands of authors, long reference
+#: lists) are 1-3 MB. Past the limit the file is refused from there on (the
+#: citations before it were read): it is broken or made to exhaust memory.
+MAX_MEDLINE_CITATION_BYTES = 16 * MIB

@@ -132,15 +132,82 @@ def _pv_echo_events(item) -> None:  # noqa: ANN001 - SentenceEvents, imported la
             console.print(f"     {att.name}={att.value}{cue}{by}")
 
 
+def _gazetteer_keys(text: str) -> set[str]:
+    """Canonical names (lower case) of the gazetteer drugs in ``text`` (any synonym)."""
+    from clinex.pv.features import tokenize
+    from clinex.pv.gazetteer import find_drugs
+
+    words = [text[s:e] for s, e in tokenize(text)]
+    return {str(rec["name"]).lower() for rec, _, _ in find_drugs(words) if rec.get("name")}
+
+
+def _gazetteer_name_keys(name: str) -> set[str]:
+    """Canonical names (lower case) of one ``--drug`` name: its own gazetteer entry (any case,
+    words joined by one space), else the drugs its words name (a brand name and its dose form)."""
+    from clinex.pv.gazetteer import drug_record
+
+    own = {str(rec["name"]).lower() for rec in drug_record(" ".join(name.split()).lower()) if rec.get("name")}
+    return own or _gazetteer_keys(name)
+
+
+def drug_screen(values: list[str]):  # noqa: ANN201 - clinex.io.screen.TermScreen, imported lazily
+    """The ``--drug NAME|FILE`` screen of ``clinex pv extract`` and ``clinex batch pv``.
+
+    A record is kept when its text mentions one of the drugs: a whole-word, case-insensitive
+    match of a name as given, or any name the drug gazetteer (:mod:`clinex.pv.gazetteer`)
+    gives the same canonical drug ("paracetamol", "Tylenol" and "acetaminophen" are one).
+    A value naming an existing file is read as one name a line (:func:`clinex.io.screen.read_terms`).
+
+    Returns
+    -------
+    clinex.io.screen.TermScreen
+        ``match(text)``; ``unknown`` lists the names the gazetteer does not know (matched as written).
+
+    Raises
+    ------
+    InputError
+        A names file with no name; EncodingError: a names file that is not UTF-8.
+    """
+    from clinex.io.screen import TermScreen, read_terms
+
+    return TermScreen(read_terms(values), lookup=_gazetteer_keys, term_keys=_gazetteer_name_keys)
+
+
+def _pv_medline_records(source, label: str, strict: bool, note) -> list[tuple[str, str]]:  # noqa: ANN001
+    """(PMID, title + " " + abstract) of each citation of a PubMed/MEDLINE file (clinex.io.medline).
+
+    Bad citations go to ``note`` (or raise with ``strict``). A file-level error (truncated gzip,
+    not well formed, unsafe XML) is raised when no citation came before it or with ``strict``;
+    otherwise it goes to ``note`` too and the citations before it are kept (exit 1).
+    """
+    from clinex.errors import ClinexError
+    from clinex.io.limits import MAX_PV_TEXT_CHARS
+    from clinex.io.medline import iter_medline
+
+    records: list[tuple[str, str]] = []
+    try:
+        for c in iter_medline(source, path=label, errors="raise" if strict else "skip", on_error=note,
+                              max_chars=MAX_PV_TEXT_CHARS):
+            records.append((c.pmid, c.text))
+    except ClinexError as exc:
+        if strict or not records:
+            raise
+        note(exc)
+    return records
+
+
 @app.command("extract")
 @llm_options
 def extract_cmd(
     text: str = typer.Argument(None, help="Text to analyse; '-' reads standard input."),
     input_path: str = typer.Option(
-        None, "--input", "-i", help="Input file ('-' = stdin): plain text, or JSON lines with 'id' and 'text'."
+        None, "--input", "-i",
+        help="Input file ('-' = stdin): plain text, JSON lines with 'id' and 'text', or PubMed/MEDLINE XML (.xml[.gz]).",
     ),
     input_format: str = typer.Option(
-        "auto", "--input-format", help="auto | text | jsonl (auto: .jsonl/.json or a first '{' means JSON lines)."
+        "auto", "--input-format",
+        help="auto | text | jsonl | medline (auto: .jsonl/.json or a first '{' means JSON lines; .xml, .xml.gz, "
+        "gzip data or a <PubmedArticleSet> root means MEDLINE).",
     ),
     output: _Path = typer.Option(
         None, "--output", "-o", help="Write PHEE JSON lines here ('-' = stdout), or a folder with --format brat."
@@ -156,15 +223,22 @@ def extract_cmd(
     batch_size: int = typer.Option(
         RECORDS_PER_CALL, "--batch-size", help="Records per model call (all surfaces batch the same way; memory grows with it)."
     ),
+    drug: list[str] = typer.Option(
+        None, "--drug",
+        help="Keep only records mentioning this drug (any gazetteer synonym; whole word, any case); "
+        "repeatable, or a file of one name a line. The others are counted as screened out.",
+    ),
 ) -> None:
     """Extract adverse / therapeutic drug events (PHEE schema) from text.
 
     Plain text is split into sentences (one output record per sentence, ids
     NAME_1, NAME_2 ...); a JSON line (PHEE 'context' or 'id'/'text') is ONE
     output record (offsets into that line's text; a record of several sentences is
-    read sentence by sentence). Empty text gives one record with no events. An existing output is
+    read sentence by sentence). A PubMed/MEDLINE XML citation (.xml or .xml.gz) is ONE
+    record: id = its PMID, text = title + " " + abstract (offsets into it).
+    Empty text gives one record with no events. An existing output is
     never replaced without --force.
-    Exit status: 0 ok; 1 when some JSON lines were bad (reported on stderr,
+    Exit status: 0 ok; 1 when some JSON lines or citations were bad (reported on stderr,
     skipped, all others written); 2 on bad input (binary / non-UTF-8 file, no
     usable line, unknown option value, existing or unwritable output) or a model error.
     """
@@ -174,8 +248,9 @@ def extract_cmd(
 
     if fmt not in ("phee", "brat"):
         raise InputError(f"unknown --format {fmt!r}; use phee or brat", field="--format")
-    if input_format not in ("auto", "text", "jsonl"):
-        raise InputError(f"unknown --input-format {input_format!r}; use auto, text or jsonl", field="--input-format")
+    if input_format not in ("auto", "text", "jsonl", "medline"):
+        raise InputError(f"unknown --input-format {input_format!r}; use auto, text, jsonl or medline",
+                         field="--input-format")
     sources = sum(x is not None and x is not False for x in (text, input_path, example or None))
     if sources != 1:
         raise InputError("give exactly one of TEXT, --input FILE or --example")
@@ -189,10 +264,12 @@ def extract_cmd(
         if output.is_dir():
             raise InputError("is a folder, expected a file path for --output", path=output)
 
+    screen = drug_screen(drug) if drug else None  # a bad names file stops before any reading
     skipped: list[str] = []
     records: list[tuple[str, str]]
     offsets: list[int] | None = None  # plain text: where each sentence record starts
     in_file: _Path | None = None
+    kind = "text"
     if example:
         from clinex.pv.examples import example as _example
 
@@ -200,28 +277,49 @@ def extract_cmd(
     elif text is not None and text != "-":
         records, offsets = _pv_records_from_text(text, "text")
     else:
+        from clinex.io.medline import is_gzip, is_medline_file, looks_like_medline
+
+        data: bytes | None = None
         if text == "-" or input_path == "-":
             data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
             name, label = "stdin", "<stdin>"
         else:
             in_file = _Path(input_path)
             if in_file.is_dir():
-                raise InputError("is a folder; give a file (plain text or JSON lines)", path=in_file)
+                raise InputError("is a folder; give a file (plain text, JSON lines or PubMed/MEDLINE XML)", path=in_file)
             if not in_file.is_file():
                 raise InputError("no such file", path=in_file)
-            data = in_file.read_bytes()
             name, label = in_file.stem, str(in_file)
         kind = input_format
         if kind == "auto":
             suffix = in_file.suffix.lower() if in_file is not None else ""
-            head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
-            kind = "jsonl" if suffix in (".jsonl", ".ndjson", ".json") or head.startswith(b"{") else "text"
+            if suffix in (".jsonl", ".ndjson", ".json"):
+                kind = "jsonl"
+            elif (is_medline_file(in_file) if data is None
+                  else is_gzip(data[:2]) or looks_like_medline(data[:4096])):  # sniffed, not only named
+                kind = "medline"
+            else:
+                if data is None:
+                    data = in_file.read_bytes()
+                head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+                kind = "jsonl" if head.startswith(b"{") else "text"
+
+        def note(exc: Exception) -> None:
+            skipped.append(str(exc))
+            typer.echo(f"skipped: {exc}", err=True)
+
+        if kind == "medline":  # streamed from the file: a baseline file is never read whole
+            import io
+
+            records = _pv_medline_records(in_file if data is None else io.BytesIO(data), label, strict, note)
+            if skipped and not records:
+                raise InputError(f"no usable citation ({len(skipped)} bad citations)", path=label)
+            if not records:
+                typer.echo(f"warning: {label}: no citations (an empty <PubmedArticleSet>)", err=True)
+        elif data is None:
+            data = in_file.read_bytes()
         if kind == "jsonl":
             from clinex.pv.pipeline import jsonl_records
-
-            def note(exc: Exception) -> None:
-                skipped.append(str(exc))
-                typer.echo(f"skipped: {exc}", err=True)
 
             # a record over MAX_PV_TEXT_CHARS is a bad line too (file:line, skipped)
             records = [
@@ -232,13 +330,24 @@ def extract_cmd(
                 raise InputError(f"no usable line ({len(skipped)} bad lines)", path=label)
             if not records:
                 typer.echo(f"warning: {label}: no records (empty JSON lines input)", err=True)
-        else:
+        elif kind == "text":
             from clinex.io.textfile import decode_text
 
             decoded = decode_text(data, path=label)
             records, offsets = _pv_records_from_text(decoded, name, label)
             if not decoded.strip():  # still one empty record (the one rule for blank text), but say so
                 typer.echo(f"warning: {label}: no text ({len(data)} bytes); one record with no events", err=True)
+
+    if screen is not None:  # --drug: only records that mention one of the drugs
+        for unknown in screen.unknown:
+            typer.echo(f"warning: --drug {unknown!r} is not in the drug gazetteer; matched as written only", err=True)
+        keep = [k for k, (_, t) in enumerate(records) if screen.match(t)]
+        n_all = len(records)
+        records = [records[k] for k in keep]
+        offsets = None if offsets is None else [offsets[k] for k in keep]
+        typer.echo(f"--drug: {n_all - len(records)} of {n_all} records screened out "
+                   f"(no mention of {', '.join(screen.terms[:5])}{', ...' if len(screen.terms) > 5 else ''})",
+                   err=True)
 
     if output is not None and str(output) != "-" and in_file is not None:
         if output.exists() and output.resolve() == in_file.resolve():
@@ -305,7 +414,8 @@ def extract_cmd(
         typer.echo(f"{len(items)} records, {c['n_events']} events asserted ({c['n_adverse']} adverse, "
                    f"{c['n_therapeutic']} therapeutic), {c['n_events_negated']} negated -> {output}", err=True)
     if skipped:
-        typer.echo(f"{len(skipped)} bad lines or failed records skipped (see above); exit status 1", err=True)
+        what = "bad citations or failed records" if kind == "medline" else "bad lines or failed records"
+        typer.echo(f"{len(skipped)} {what} skipped (see above); exit status 1", err=True)
         sys.exit(1)  # not typer.Exit: the root app runs with standalone_mode=False
 
 
