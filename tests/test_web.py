@@ -233,8 +233,8 @@ def test_pv_downloads_are_what_the_cli_writes(client: TestClient, tmp_path: Path
     assert resp.headers["content-type"] == "text/csv; charset=utf-8"
     assert resp.text == (
         "record,sentence_start,sentence_end,event,event_type,trigger,trigger_probability,subject,treatment,drug,"
-        "dose,route,effect,negated,speculated,severity,normalised_drug\n"
-        "notes_1,0,22,1,Adverse_event,after,0.9778,,penicillin,penicillin,,,Rash,,,,Penicillins\n")
+        "dose,route,effect,negated,speculated,severity,dechallenge,rechallenge,normalised_drug\n"
+        "notes_1,0,22,1,Adverse_event,after,0.9778,,penicillin,penicillin,,,Rash,,,,,,Penicillins\n")
     # the pasted-text endpoint gives the same files for the same text (ids text_1, text_2)
     resp = client.post("/api/pv/extract", params={"format": "phee"}, json={"text": PV_TEXT, "model": "crf"})
     assert resp.content == (tmp_path / "cli.json").read_bytes().replace(b'"notes_', b'"text_')
@@ -534,3 +534,12 @@ def test_two_xml_patients_are_refused_with_what_to_choose(client: TestClient) ->
     err = client.post("/api/cohort/patient", json={"files": mixed}).json()["error"]
     assert err["message"] == ("[CLX001] field 'files': give one n2c2 XML file, or the .txt notes of one patient, "
                               "not both")
+
+
+def test_pv_table_shows_dechallenge(client: TestClient) -> None:
+    """Issue 23 item 2: the web event table carries the dechallenge attribute."""
+    resp = client.post("/api/pv/extract", json={"text": "The agranulocytosis resolved after clozapine was withdrawn."})
+    assert resp.status_code == 200
+    rows = resp.json()["table"]
+    assert [(r["drug"], r["effect"], r["event_type"], r["dechallenge"], r["rechallenge"]) for r in rows] == [
+        ("clozapine", "agranulocytosis", "Adverse_event", "yes", "")]

@@ -34,7 +34,8 @@ __all__ = ["PV_TABLE_COLUMNS", "pv_document", "pv_csv", "normalised_drug", "rob_
 #: ``normalised_drug`` the gazetteer names of the drugs (see :func:`normalised_drug`).
 PV_TABLE_COLUMNS = (
     "record", "sentence_start", "sentence_end", "event", "event_type", "trigger", "trigger_probability", "subject", "treatment",
-    "drug", "dose", "route", "effect", "negated", "speculated", "severity", "normalised_drug",
+    "drug", "dose", "route", "effect", "negated", "speculated", "severity", "dechallenge", "rechallenge",
+    "normalised_drug",
 )
 
 _JOIN = " | "  # between several arguments of one role in one table cell
@@ -132,6 +133,8 @@ def _event_row(record_id: str, span: tuple[int, int], k: int, ev: Any) -> dict[s
         "negated": _attribute(ev, "Negated"),
         "speculated": _attribute(ev, "Speculated"),
         "severity": _attribute(ev, "Severity"),
+        "dechallenge": _attribute(ev, "Dechallenge"),  # resolved after withdrawal (clinex.pv.challenge)
+        "rechallenge": _attribute(ev, "Rechallenge"),  # recurred on re-exposure
         "normalised_drug": _JOIN.join(names),
     }
 

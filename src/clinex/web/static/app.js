@@ -301,7 +301,7 @@ function renderPVDoc(doc, many) {
 const PV_COLUMNS = [["record", "Record"], ["event", "#"], ["event_type", "Type"], ["trigger", "Trigger"],
   ["trigger_probability", "p"], ["subject", "Subject"], ["drug", "Drug"], ["dose", "Dose"], ["route", "Route"],
   ["effect", "Effect"], ["negated", "Negated"], ["speculated", "Speculated"], ["severity", "Severity"],
-  ["normalised_drug", "Normalised drug"]];
+  ["dechallenge", "Dechallenge"], ["rechallenge", "Rechallenge"], ["normalised_drug", "Normalised drug"]];
 
 function renderPVTable(rows) {
   const t = $("pv-table");
