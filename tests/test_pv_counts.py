@@ -40,11 +40,15 @@ def test_counts_by_hand() -> None:
         _event(PTE),                             # asserted
         _event(PTE, "Negated"),                  # negated
         _event(PTE, "Speculated"),               # asserted, speculated
+        _event(ADE, "Dechallenge"),              # asserted, resolved after withdrawal
+        _event(ADE, "Negated", "Rechallenge"),   # negated: no rechallenge counted
+        _event(ADE, "Rechallenge"),              # asserted, recurred on re-exposure
     ]
     assert event_counts(events) == {
-        "n_events": 4, "n_events_negated": 4,
-        "n_adverse": 2, "n_adverse_negated": 3, "n_adverse_speculated": 1,
+        "n_events": 6, "n_events_negated": 5,
+        "n_adverse": 4, "n_adverse_negated": 4, "n_adverse_speculated": 1,
         "n_therapeutic": 2, "n_therapeutic_negated": 1, "n_therapeutic_speculated": 1,
+        "n_dechallenge": 1, "n_rechallenge": 1,
     }
     assert list(event_counts([])) == list(COUNT_COLUMNS) and set(event_counts([]).values()) == {0}
     # a Severity attribute or a Negated attribute with another value is not a negation
@@ -63,6 +67,7 @@ RECORDS = [
     ("ade", "Hepatotoxicity developed after isoniazid therapy."),
     ("spec", "Isoniazid may have caused the hepatotoxicity."),
     ("pte", "Metoprolol improved the tremor."),
+    ("dech", "The agranulocytosis resolved after clozapine was withdrawn."),
 ]
 
 
@@ -72,26 +77,28 @@ def batch_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = folder / "in.jsonl"
     src.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in RECORDS), encoding="utf-8")
     summary = run_batch("pv", [src], folder / "out")  # the default model, as a user runs it
-    assert summary.n_rows == 4 and not summary.errors
+    assert summary.n_rows == 5 and not summary.errors
     return folder / "out"
 
 
 def test_where_n_adverse_selects_only_asserted_adverse_events(batch_out: Path) -> None:
     # the user's query: records that report an adverse event
     query = "SELECT id FROM results WHERE {} ORDER BY id"
-    assert read_results(batch_out, query.format("n_adverse > 0")) == [("ade",), ("spec",)]
+    assert read_results(batch_out, query.format("n_adverse > 0")) == [("ade",), ("dech",), ("spec",)]
     # stated without a hedge
-    assert read_results(batch_out, query.format("n_adverse - n_adverse_speculated > 0")) == [("ade",)]
+    assert read_results(batch_out, query.format("n_adverse - n_adverse_speculated > 0")) == [("ade",), ("dech",)]
+    assert read_results(batch_out, query.format("n_dechallenge > 0")) == [("dech",)]
     # the negated sentence is counted, in its own column
     assert read_results(batch_out, query.format("n_adverse_negated > 0")) == [("neg",)]
     cols = ", ".join(COUNT_COLUMNS)
     rows = {r[0]: r[1:] for r in read_results(batch_out, f"SELECT id, {cols} FROM results")}
-    #                n_events, _neg, n_adverse, _neg, _spec, n_therapeutic, _neg, _spec
+    #                n_events, _neg, n_adverse, _neg, _spec, n_therapeutic, _neg, _spec, n_dechallenge, n_rechallenge
     assert rows == {
-        "neg": (0, 1, 0, 1, 0, 0, 0, 0),
-        "ade": (1, 0, 1, 0, 0, 0, 0, 0),
-        "spec": (1, 0, 1, 0, 1, 0, 0, 0),
-        "pte": (1, 0, 0, 0, 0, 1, 0, 0),
+        "neg": (0, 1, 0, 1, 0, 0, 0, 0, 0, 0),
+        "ade": (1, 0, 1, 0, 0, 0, 0, 0, 0, 0),
+        "spec": (1, 0, 1, 0, 1, 0, 0, 0, 0, 0),
+        "pte": (1, 0, 0, 0, 0, 1, 0, 0, 0, 0),
+        "dech": (1, 0, 1, 0, 0, 0, 0, 0, 1, 0),
     }
     # every event of the record is in one of the two: asserted + negated = the PHEE JSON's events
     got = read_results(batch_out, "SELECT id, n_events, n_events_negated, phee_json FROM results")
@@ -105,7 +112,7 @@ def test_extract_summary_line_counts_asserted_events(cli, tmp_path: Path) -> Non
     out = tmp_path / "out.json"
     res = cli("pv", "extract", "--input", src, "--output", out)
     assert res.code == 0, res.stderr
-    assert f"4 records, 3 events asserted (2 adverse, 1 therapeutic), 1 negated -> {out}\n" in res.stderr
+    assert f"5 records, 4 events asserted (3 adverse, 1 therapeutic), 1 negated -> {out}\n" in res.stderr
 
 
 def test_web_view_counts_asserted_events() -> None:

@@ -25,6 +25,11 @@ Columns (:data:`COUNT_COLUMNS`, in this order):
 ``n_therapeutic``           asserted ``Potential_therapeutic_event``
 ``n_therapeutic_negated``   negated ``Potential_therapeutic_event``
 ``n_therapeutic_speculated`` asserted ``Potential_therapeutic_event`` that are Speculated
+``n_dechallenge``           asserted ``Adverse_event`` with a positive dechallenge
+                            (resolved after withdrawal or dose reduction;
+                            :mod:`clinex.pv.challenge`)
+``n_rechallenge``           asserted ``Adverse_event`` with a positive rechallenge
+                            (recurred on re-exposure)
 =========================== =================================================
 
 ``n_events + n_events_negated`` is the number of events in the record.
@@ -42,6 +47,7 @@ COUNT_COLUMNS: tuple[str, ...] = (
     "n_events", "n_events_negated",
     "n_adverse", "n_adverse_negated", "n_adverse_speculated",
     "n_therapeutic", "n_therapeutic_negated", "n_therapeutic_speculated",
+    "n_dechallenge", "n_rechallenge",
 )
 """The count columns of :func:`event_counts`, in the order ``clinex batch pv`` writes them."""
 
@@ -111,4 +117,7 @@ def event_counts(events: Iterable[Event]) -> dict[str, int]:
             out[prefix] += 1
             if is_speculated_event(ev):
                 out[f"{prefix}_speculated"] += 1
+        if ev.event_type == "Adverse_event":
+            out["n_dechallenge"] += _flag(ev, "Dechallenge")
+            out["n_rechallenge"] += _flag(ev, "Rechallenge")
     return out
