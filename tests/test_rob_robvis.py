@@ -172,7 +172,6 @@ def _stamp(folder):
 
 
 def test_cli_writes_robvis_and_summary_and_never_overwrites_silently(cli, tmp_path, monkeypatch):
-    pytest.importorskip("clinex.rob.evidence")
     monkeypatch.setenv("CLINEX_DATA", str(tmp_path / "no-models"))
     trial = tmp_path / "trial.txt"
     trial.write_text(TRIAL_TXT, encoding="utf-8")
@@ -217,7 +216,6 @@ def test_cli_writes_robvis_and_summary_and_never_overwrites_silently(cli, tmp_pa
 
 
 def test_cli_weights_option(cli, tmp_path, monkeypatch):
-    pytest.importorskip("clinex.rob.evidence")
     monkeypatch.setenv("CLINEX_DATA", str(tmp_path / "no-models"))
     trial = tmp_path / "trial.txt"
     trial.write_text(TRIAL_TXT, encoding="utf-8")
@@ -355,7 +353,6 @@ def test_raised_overall_is_written_and_read_back_with_its_note(tmp_path):
 
 
 def test_cli_says_when_multiple_some_concerns_raised_the_overall(cli, tmp_path, monkeypatch):
-    pytest.importorskip("clinex.rob.evidence")
     monkeypatch.setenv("CLINEX_DATA", str(tmp_path / "no-models"))
     trial = tmp_path / "trial.txt"
     trial.write_text(

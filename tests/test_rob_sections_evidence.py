@@ -244,7 +244,6 @@ def test_agreement_counts_answers_decided_outside(cli, tmp_path: Path) -> None:
 
 
 def test_cli_assess_prints_answers_decided_outside(cli, tmp_path: Path, monkeypatch) -> None:
-    pytest.importorskip("clinex.rob.evidence")
     monkeypatch.setenv("CLINEX_DATA", str(tmp_path / "no-models"))
     report = tmp_path / "mig.txt"
     report.write_text(TEXT, encoding="utf-8")
