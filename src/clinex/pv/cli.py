@@ -795,3 +795,32 @@ def export_onnx_cmd(
         raise InputError("model folder exists and is not empty; pass --force to replace it", path=out)
     export_onnx(model_dir, out, quantize="int8" if int8 else None)
     typer.echo(f"exported {model_dir} to {out}", err=True)
+
+
+# --- summarize (drug x reaction pairs of a batch run; issue 25 item 3) -----------------
+@app.command("summarize")
+def summarize_cmd(
+    run: _Path = typer.Argument(..., help="The --output folder of a finished `clinex batch pv` run."),
+    out: _Path = typer.Option(None, "--output", "-o", help="Folder for pairs.csv, pairs.parquet, pairs.html "
+                              "(default RUN/summary)."),
+    include_negated: bool = typer.Option(False, "--include-negated", help="Count negated events too."),
+    include_speculated: bool = typer.Option(False, "--include-speculated", help="Count speculated events too."),
+    force: bool = typer.Option(False, "--force", help="Replace the summary files in an existing --output folder."),
+) -> None:
+    """Drug x reaction pairs of a batch run: counts, years, evidence sentences (CSV, Parquet, HTML).
+
+    Negated and speculated events are left out unless the options keep them; an
+    unfinished run is refused (exit 2). Details: docs/pv.md, *Drug x reaction pairs*.
+    """
+    from clinex.pv.summary import SUMMARY_FILES, summarize_run
+
+    s = summarize_run(run, out, include_negated=include_negated, include_speculated=include_speculated,
+                      force=force, progress=True)
+    for note in s.notes:
+        typer.echo(note, err=True)
+    left = [f"{n} {what} left out" for n, what, kept in ((s.n_events_negated, "negated", include_negated),
+                                                          (s.n_events_speculated, "speculated", include_speculated))
+            if not kept]
+    typer.echo(f"{s.n_records} records, {s.n_events} events counted" + (f" ({', '.join(left)})" if left else "")
+               + f", {s.n_pairs} drug x reaction pairs -> " + ", ".join(str(s.out_dir / f) for f in SUMMARY_FILES))
+
