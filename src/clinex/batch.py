@@ -1055,12 +1055,26 @@ def run_batch(
                 env = worker_environment(workers)
             saved = {k: os.environ.get(k) for k in env}
             os.environ.update(env)
+            pool = None
             try:
+                if sched == "processes":
+                    # one pool for the whole run (each worker loads the model once, not once a
+                    # wave) and one partition per task hand-out: dask's default bundles 6 ready
+                    # tasks per process, which ran a wave of 2 partitions in one process
+                    # (bench/pv_medline.py: at most 1 worker alive with --workers 2)
+                    import multiprocessing
+                    from concurrent.futures import ProcessPoolExecutor
+
+                    ctx = multiprocessing.get_context(dask.config.get("multiprocessing.context", "spawn"))
+                    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
                 for start in range(0, len(todo), wave):
                     batch = todo[start : start + wave]
                     bag = db.from_sequence(batch, npartitions=len(batch)).map(_run_partition)
                     if client is not None:
                         results = _compute_on_cluster(bag, client, scheduler)
+                    elif pool is not None:
+                        with dask.config.set(scheduler=sched, num_workers=workers, pool=pool, chunksize=1):
+                            results = bag.compute()
                     else:
                         with dask.config.set(scheduler=sched, num_workers=workers):
                             results = bag.compute()
@@ -1073,6 +1087,8 @@ def run_batch(
                     if progress:
                         progress(done, len(chunks))
             finally:
+                if pool is not None:
+                    pool.shutdown(wait=True, cancel_futures=True)
                 for k, v in saved.items():
                     if v is None:
                         os.environ.pop(k, None)
