@@ -824,3 +824,8 @@ def summarize_cmd(
     typer.echo(f"{s.n_records} records, {s.n_events} events counted" + (f" ({', '.join(left)})" if left else "")
                + f", {s.n_pairs} drug x reaction pairs -> " + ", ".join(str(s.out_dir / f) for f in SUMMARY_FILES))
 
+
+# --- e2b (E2B(R3) case reports from a batch run; issue 25 item 4) ----------------------
+from clinex.pv.e2b_cli import e2b_cmd as _e2b_cmd  # noqa: E402  (light: typer only)
+
+app.command("e2b")(_e2b_cmd)
