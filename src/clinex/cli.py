@@ -29,7 +29,7 @@ app = typer.Typer(
 
 # (command name, module, attribute, help); modules import heavy libraries lazily.
 _SUBAPPS = [
-    ("pv", "clinex.pv.cli", "app", "Pharmacovigilance events (PHEE): extract, evaluate, train, gate, export-onnx."),
+    ("pv", "clinex.pv.cli", "app", "Pharmacovigilance events (PHEE): extract, summarize, e2b, evaluate, train, gate, export-onnx."),
     ("rob", "clinex.rob.cli", "app", "Risk-of-bias evidence (RoB 2): assess, agreement, train, evaluate, iaa."),
     ("cohort", "clinex.cohort.cli", "app", "Cohort selection (n2c2 2018): screen, evaluate, compare, agreement, criteria."),
     ("data", "clinex.datasets", "app", "Named corpora: list, download."),
