@@ -3,7 +3,7 @@
 Usage::
 
     python bench/pv_abstracts.py [--split dev|train|both] [--data FOLDER] [--model auto|crf|...]
-                                 [--batch-size N] [--cli-runs N] [--limit N]
+                                 [--batch-size N] [--cli-runs N] [--limit N] [--no-cross-sentence]
 
 What a drug-safety scientist asks of an abstract: which drugs does it say caused which
 reactions? Each abstract of the BioCreative V Chemical-Disease Relation corpus (BC5CDR:
@@ -13,8 +13,13 @@ baw068) is one record, title first: ``title + " " + abstract``, the text PubTato
 offsets index. It is extracted as ``clinex pv extract -i abstracts.jsonl`` reads a JSON
 line: :func:`clinex.pv.pipeline.extract_records` (a record of several sentences is cut
 into its sentences for the model and its events come back with offsets into the
-record), ``--batch-size`` records per call (default
-:data:`clinex.pv.pipeline.RECORDS_PER_CALL`).
+record; the record is then read as one document: an event whose sentence names no drug,
+or refers back to one, takes the drug named in an earlier sentence, :mod:`clinex.pv.record`),
+``--batch-size`` records per call (default :data:`clinex.pv.pipeline.RECORDS_PER_CALL`).
+``--no-cross-sentence`` reads each sentence alone (``extract_records(...,
+cross_sentence=False)``, the figures before issue 23 item 1; no CLI run, the CLI always
+reads records whole). The events given a drug from another sentence are counted per rule
+(key ``resolved_events``, ``resolved.<rule>``).
 
 Pairs. Every asserted ADE (an ``Adverse_event`` without a Negated attribute; a
 Speculated one counts, as in :mod:`clinex.pv.counts`) gives its drug spans (the
@@ -328,9 +333,14 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=RECORDS_PER_CALL, help="records per model call")
     ap.add_argument("--cli-runs", type=int, default=1, help="timed `clinex pv extract` subprocess runs (0 skips)")
     ap.add_argument("--limit", type=int, default=0, help="first N abstracts only (0: all; for a quick look)")
+    ap.add_argument("--no-cross-sentence", action="store_true",
+                    help="read each sentence alone (no drug taken from another sentence; no CLI run)")
     args = ap.parse_args()
     if args.batch_size < 1:
         ap.error("--batch-size must be >= 1")
+    cross = not args.no_cross_sentence
+    if not cross:
+        args.cli_runs = 0  # `clinex pv extract` always reads a record as one document
 
     from clinex.pv.models import load_model, model_id
     from clinex.pv.pipeline import extract_records, sentence_pieces
@@ -345,12 +355,12 @@ def main() -> None:
 
     t0 = time.perf_counter()
     model = load_model(args.model)
-    extract_records(records[:2], model=model)  # warm-up: imports, gazetteer, sessions
+    extract_records(records[:2], model=model, cross_sentence=cross)  # warm-up: imports, gazetteer, sessions
     load_s = time.perf_counter() - t0
     t = time.perf_counter()
     items = []
     for b in range(0, len(records), args.batch_size):
-        items += extract_records(records[b : b + args.batch_size], model=model)
+        items += extract_records(records[b : b + args.batch_size], model=model, cross_sentence=cross)
     secs = time.perf_counter() - t
 
     gold = {d.pmid: set(d.relations) for d in docs}
@@ -365,12 +375,22 @@ def main() -> None:
     no_effect = sum(not set().union(*(linked_ids(f, by_id[it.id].mentions, "Disease") for f in effect_spans(ev)))
                     for it in items for ev in it.events if is_asserted_ade(ev))
     n_sent = sum(len(v) for v in sentences.values())
+    resolved: dict[str, int] = {}
+    for it in items:
+        for ev in it.events:
+            rules = {a.source for a in (*ev.arguments, *(x for v in ev.sub_arguments.values() for x in v))
+                     if a.source is not None and a.source.startswith("rule:record.")}
+            for rule in rules:
+                resolved[rule.removeprefix("rule:")] = resolved.get(rule.removeprefix("rule:"), 0) + 1
 
     mid = model_id(model)
     print(f"BC5CDR {args.split}: {len(docs)} abstracts, {n_sent} sentences, {s['n_gold']} gold CID pairs "
           f"({s['gold_within']} within one sentence, {s['gold_across']} across sentences)")
     print(f"model {mid}: {len(ades)} asserted ADE events; {no_drug} with no drug span on a gold Chemical, "
           f"{no_effect} with no effect span on a gold Disease")
+    print(f"cross-sentence reading {'on' if cross else 'off'}: "
+          + (", ".join(f"{n} events given a drug by {r}" for r, n in sorted(resolved.items())) or "no event given a drug")
+          + " from another sentence")
     print(f"pairs: {s['n_pred']} predicted, {s['tp']} correct -> precision {s['precision']:.3f}, "
           f"recall {s['recall']:.3f}, F1 {s['f1']:.3f} (micro over abstracts)")
     print(f"recall within one sentence {s['recall_within']:.3f} ({s['found_within']}/{s['gold_within']}), "
@@ -390,6 +410,8 @@ def main() -> None:
         "bench": "pv_abstracts", "split": args.split, "model": mid, "abstracts": len(docs), "sentences": n_sent,
         **{k: round(v, 4) if isinstance(v, float) else v for k, v in s.items()},
         "asserted_ade_events": len(ades), "events_no_linked_drug": no_drug, "events_no_linked_effect": no_effect,
+        "cross_sentence": cross, "resolved_events": sum(resolved.values()),
+        **{f"resolved.{r}": n for r, n in sorted(resolved.items())},
         "abstracts_per_s": round(len(docs) / secs, 2), "sentences_per_s": round(n_sent / secs, 1),
         "load_s": round(load_s, 2), **cli,
         **{f"published.{k}": v for k, v in PUBLISHED.items()}, "target_f1_test": TARGET_F1,

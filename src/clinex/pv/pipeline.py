@@ -216,7 +216,9 @@ def predict_detailed(model: Any, texts: Sequence[str]) -> list[tuple[list[Event]
     return [(list(evs), None) for evs in model.predict(texts)]
 
 
-def _predict_by_sentence(model: Any, texts: Sequence[str]) -> list[tuple[list[Event], float | None]]:
+def _predict_by_sentence(
+    model: Any, texts: Sequence[str], *, cross_sentence: bool = True
+) -> list[tuple[list[Event], float | None]]:
     """:func:`predict_detailed` with each text of several sentences cut into its sentences.
 
     PHEE events are annotated within one sentence (Sun et al., EMNLP 2022, §3) and the
@@ -227,14 +229,36 @@ def _predict_by_sentence(model: Any, texts: Sequence[str]) -> list[tuple[list[Ev
     (:func:`sentence_pieces`) go to the model in one batch and their events come back
     with offsets into the text; its event probability is the largest of its sentences'.
     A one-sentence text (every PHEE record but 7 of 3,859) goes as it is.
+
+    With ``cross_sentence`` (the default) a text of several sentences is then read as one
+    document (:func:`clinex.pv.record.resolve_record`): an event whose sentence names no
+    drug, or refers back to one ("the drug"), takes the drug named in an earlier
+    sentence, and a sentence the sentence gate left empty keeps its drug-less events that
+    get a drug this way (:func:`clinex.pv.record.sentence_events`).
     """
     pieces = [sentence_pieces(t) for t in texts]
     flat = [piece for ps in pieces for _, _, piece in ps]
-    got = iter(predict_detailed(model, flat))
+    if cross_sentence:
+        from clinex.pv.record import sentence_events
+
+        gated, ungated = sentence_events(model, flat, [len(ps) > 1 for ps in pieces for _ in ps])
+    else:
+        gated, ungated = predict_detailed(model, flat), [[] for _ in flat]
+    got = iter(zip(gated, ungated))
     out: list[tuple[list[Event], float | None]] = []
     for text, ps in zip(texts, pieces):
         parts = [next(got) for _ in ps]
-        out.append(parts[0] if len(ps) == 1 else _joined(text, [start for start, _, _ in ps], parts))
+        if len(ps) == 1:
+            out.append(parts[0][0])
+            continue
+        starts = [start for start, _, _ in ps]
+        events, prob = _joined(text, starts, [part for part, _ in parts])
+        if cross_sentence:
+            from clinex.pv.record import resolve_record
+
+            extra = [shift_event(ev, start, text) for start, (_, evs) in zip(starts, parts) for ev in evs]
+            events = resolve_record(text, [(start, end) for start, end, _ in ps], events, extra)
+        out.append((events, prob))
     return out
 
 
@@ -250,13 +274,16 @@ def _joined(
 
 def extract_records(
     records: Sequence[tuple[str, str]], *, model: Any = "auto", min_trigger_prob: float = 0.0,
-    on_error: Any = None, offsets: Sequence[int | None] | None = None,
+    on_error: Any = None, offsets: Sequence[int | None] | None = None, cross_sentence: bool = True,
 ) -> list[SentenceEvents]:
     """Events of each record, with offsets into the record's text (one output record each).
 
     A record of several sentences is cut into its sentences for the model and its events
-    are put back together (:func:`_predict_by_sentence`); the ``llm`` kind reads each
-    record whole.
+    are put back together (:func:`_predict_by_sentence`), and the record is read as one
+    document: an event that names no drug or refers back to one ("the drug") takes the drug
+    named in an earlier sentence, with provenance (:mod:`clinex.pv.record`;
+    ``cross_sentence=False`` turns this off). The ``llm`` kind reads each record whole and
+    is left as it answers. A record's drug -> reaction pairs: :func:`clinex.pv.pairs.record_pairs`.
 
     This is the one per-record path of ``clinex pv extract`` (JSON lines, and
     each sentence of a plain-text file), ``clinex batch pv`` and ``bench/pv.py``.
@@ -276,6 +303,9 @@ def extract_records(
     offsets : sequence of int or None, optional
         One per record: where its text starts in the document it was cut from
         (the third item of :func:`text_records`), set as :attr:`SentenceEvents.offset`.
+    cross_sentence : bool, default True
+        Resolve drugs across the sentences of a record of several sentences
+        (:mod:`clinex.pv.record`). Records of one sentence are never changed.
 
     Returns
     -------
@@ -324,7 +354,7 @@ def extract_records(
             else:
                 preds[k] = (list(res), None)
     else:
-        preds = dict(zip(todo, _predict_by_sentence(m, [records[k][1] for k in todo])))
+        preds = dict(zip(todo, _predict_by_sentence(m, [records[k][1] for k in todo], cross_sentence=cross_sentence)))
     out = []
     for k, (rid, text) in enumerate(records):
         if k in failed:

@@ -7,7 +7,11 @@ holds its sub-arguments (Subject.Age, Treatment.Drug, ...), a Treatment may hold
 Combination sub-events listing their drugs, and the event carries attributes
 (Speculated, Negated, Severity) with the cue that signals them.
 
-All offsets are characters into the sentence text, half-open.
+All offsets are characters into the sentence text, half-open (into the record's text for a
+record of several sentences, :mod:`clinex.pv.pipeline`).
+
+A record's case-level drug -> reaction pairs (:class:`Pair`) are derived from its events by
+:func:`clinex.pv.pairs.record_pairs`.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from clinex.text import Span
 
-__all__ = ["Argument", "Attribute", "Combination", "Event", "SentenceEvents"]
+__all__ = ["Argument", "Attribute", "Combination", "Event", "Pair", "SentenceEvents"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -34,6 +38,17 @@ class Argument(BaseModel):
         The argument's text, possibly discontinuous.
     entity_id : str or None
         The annotation id it came from (brat ``T12``), when read from a corpus.
+    source : str or None
+        Provenance of an argument that no model tagged in the event's own sentence:
+        ``"rule:<rule id>"`` of :mod:`clinex.pv.record` for a drug taken from another
+        sentence of the record (``"rule:record.drug.missing"``: the event named no drug;
+        ``"rule:record.drug.anaphor"``: it referred back, "the drug", "this agent").
+        ``None`` for the model's own arguments and for gold annotations.
+    from_sentence : int or None
+        For an argument resolved across sentences: the 0-based index, among the record's
+        sentences (:func:`clinex.pv.pipeline.sentence_pieces`; 0 is an abstract's title),
+        of the sentence where it is named; its ``span`` points there (offsets into the
+        record's text). ``None`` otherwise.
     """
 
     model_config = _FROZEN
@@ -41,6 +56,8 @@ class Argument(BaseModel):
     role: str
     span: Span
     entity_id: str | None = None
+    source: str | None = None
+    from_sentence: int | None = Field(default=None, ge=0)
 
 
 class Combination(BaseModel):
@@ -137,6 +154,57 @@ class Event(BaseModel):
     def attribute(self, name: str) -> Attribute | None:
         """The attribute called ``name``, or None."""
         return next((a for a in self.attributes if a.name == name), None)
+
+
+class Pair(BaseModel):
+    """One case-level drug -> reaction pair of a record (:func:`clinex.pv.pairs.record_pairs`).
+
+    Pairs are unique per record by ``(drug, reaction, event_type)``; the flags and the
+    evidence gather every event that states the pair.
+
+    Attributes
+    ----------
+    drug : str
+        The drug, normalised (:func:`clinex.pv.record.drug_key`): the drug gazetteer's
+        canonical name (:mod:`clinex.pv.gazetteer`) in lower case when it knows the name
+        ("Tylenol" -> ``"acetaminophen"``), an abbreviation the record defines as its drug
+        ("carbamazepine (CBZ)"), else the text case-folded with its whitespace collapsed.
+    drug_text : str
+        The drug as first written in the record.
+    reaction : str
+        The Effect, case-folded, whitespace collapsed, a leading article and trailing
+        ``.,;:`` dropped (:func:`clinex.pv.pairs.reaction_key`).
+    reaction_text : str
+        The Effect as first written.
+    event_type : {"Adverse_event", "Potential_therapeutic_event"}
+    negated : bool
+        Every event that states the pair is negated ("No agranulocytosis occurred").
+    speculated : bool
+        Every asserted event that states it is speculated (when all are negated: every one).
+    dechallenge, rechallenge : bool
+        Some event that states it has the ``Dechallenge`` / ``Rechallenge`` attribute
+        (:mod:`clinex.pv.challenge`).
+    across_sentences : bool
+        Every event that states it took its drug from another sentence of the record
+        (:mod:`clinex.pv.record`): the pair is stated across sentences only.
+    evidence : tuple of (int, int)
+        The ``[start, end)`` offsets, into the record's text, of the sentences holding the
+        events that state the pair (their triggers), in text order.
+    """
+
+    model_config = _FROZEN
+
+    drug: str
+    drug_text: str
+    reaction: str
+    reaction_text: str
+    event_type: str
+    negated: bool = False
+    speculated: bool = False
+    dechallenge: bool = False
+    rechallenge: bool = False
+    across_sentences: bool = False
+    evidence: tuple[tuple[int, int], ...] = ()
 
 
 class SentenceEvents(BaseModel):

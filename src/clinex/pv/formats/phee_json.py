@@ -35,7 +35,18 @@ model id), ``offset`` (where a plain-text input's sentence starts in its file) a
 string per cue (``"model"`` or ``"rule:<id>"``); and the causality attributes
 ``Dechallenge`` / ``Rechallenge`` (:data:`clinex.pv.schema.CHALLENGE_ATTRIBUTES`),
 attribute nodes like PHEE's (cue span, ``value``, ``source``) under keys PHEE's scorer
-does not read.
+does not read; an argument node (main or sub-argument) ``source`` and ``from_sentence``,
+one item per instance (``null`` where unset), for an argument taken from another sentence
+of the record (:attr:`Argument.source`, :attr:`Argument.from_sentence`; :mod:`clinex.pv.record`).
+
+A record holding predictions (``model`` set) also gets ``pairs``, when it has any: its
+case-level drug -> reaction pairs (:func:`clinex.pv.pairs.record_pairs`, one object per
+:class:`~clinex.pv.types.Pair` with its fields, ``evidence`` as ``[[start, end], ...]``; no
+``pairs`` key: none).
+They are derived from the events, so the reader does not read them (nor does PHEE's
+scorer or :mod:`clinex.pv.evaluate`) and the writer computes them again: reading a file
+and writing it back gives the same bytes. ``to_phee_dict(item, pairs=True / False)``
+forces them on or off.
 
 References
 ----------
@@ -72,7 +83,7 @@ from clinex.pv.schema import (
     check_event_type,
     check_sub_role,
 )
-from clinex.pv.types import Argument, Attribute, Combination, Event, SentenceEvents
+from clinex.pv.types import Argument, Attribute, Combination, Event, Pair, SentenceEvents
 from clinex.text import Fragment, Span
 
 __all__ = [
@@ -86,6 +97,7 @@ __all__ = [
 ]
 
 _SPAN_KEYS = ("text", "start", "entity_id")
+_ARG_PROVENANCE = ("source", "from_sentence")
 _EVENT_KEYS = ("event_id", "event_type", "Trigger") + MAIN_ROLES + EVENT_ATTRIBUTES + ("model", "trigger_probability")
 
 
@@ -146,8 +158,39 @@ _EVENT_SET = frozenset(Event.model_fields)
 _SENTENCE_SET = frozenset(SentenceEvents.model_fields)
 
 
-def _argument(role: str, span: Span, entity_id: str | None) -> Argument:
-    return _built(Argument, {"role": role, "span": span, "entity_id": entity_id}, _ARGUMENT_SET)
+def _argument(
+    role: str, span: Span, entity_id: str | None, source: str | None = None, from_sentence: int | None = None
+) -> Argument:
+    given = _ARGUMENT_SET
+    if source is not None or from_sentence is not None:
+        given = given | {k for k, v in (("source", source), ("from_sentence", from_sentence)) if v is not None}
+    return _built(
+        Argument,
+        {"role": role, "span": span, "entity_id": entity_id, "source": source, "from_sentence": from_sentence},
+        given,
+    )
+
+
+def _arguments(role: str, node: Any, field: str, ctx: _Ctx) -> list[Argument]:
+    """The arguments of one span node, with their provenance (``source``, ``from_sentence``) if given."""
+    spans = _spans(node, field, ctx)
+    prov: list[tuple[Any, Any]] = [(None, None)] * len(spans)
+    if any(k in node for k in _ARG_PROVENANCE):
+        sources = node.get("source", [None] * len(spans))
+        sentences = node.get("from_sentence", [None] * len(spans))
+        if not isinstance(sources, list) or len(sources) != len(spans) or any(
+            x is not None and not isinstance(x, str) for x in sources
+        ):
+            raise ctx.fmt("'source' must be a list with one string or null per instance", f"{field}.source")
+        if not isinstance(sentences, list) or len(sentences) != len(spans) or any(
+            x is not None and (isinstance(x, bool) or not isinstance(x, int) or x < 0) for x in sentences
+        ):
+            raise ctx.fmt(
+                "'from_sentence' must be a list with one whole number >= 0 or null per instance",
+                f"{field}.from_sentence",
+            )
+        prov = list(zip(sources, sentences))
+    return [_argument(role, s, e, src, sent) for (s, e), (src, sent) in zip(spans, prov)]
 
 
 _GC_LOCK = threading.Lock()
@@ -295,12 +338,14 @@ def _event(node: Any, field: str, ctx: _Ctx) -> Event:
         if key in MAIN_ROLES:
             if not isinstance(value, dict):
                 raise ctx.fmt("a main argument must be an object", kf)
-            allowed = _SPAN_KEYS + SUB_ROLES.get(key, ()) + ((COMBINATION,) if key == "Treatment" else ())
+            allowed = (
+                _SPAN_KEYS + SUB_ROLES.get(key, ()) + ((COMBINATION,) if key == "Treatment" else ()) + _ARG_PROVENANCE
+            )
             _check_keys(value, allowed, kf, ctx)
-            arguments.extend(_argument(key, s, e) for s, e in _spans(value, kf, ctx))
+            arguments.extend(_arguments(key, value, kf, ctx))
             sub_args: list[Argument] = []
             for sub, sub_node in value.items():
-                if sub in _SPAN_KEYS:
+                if sub in _SPAN_KEYS or sub in _ARG_PROVENANCE:
                     continue
                 if sub == COMBINATION:
                     if not isinstance(sub_node, list):
@@ -310,7 +355,7 @@ def _event(node: Any, field: str, ctx: _Ctx) -> Event:
                     )
                     continue
                 check_sub_role(key, sub, path=ctx.path, line=ctx.line, field=f"{kf}.{sub}")
-                sub_args.extend(_argument(sub, s, e) for s, e in _spans(sub_node, f"{kf}.{sub}", ctx))
+                sub_args.extend(_arguments(sub, sub_node, f"{kf}.{sub}", ctx))
             if sub_args:
                 subs[key] = tuple(sub_args)
         elif key in EVENT_ATTRIBUTES:
@@ -594,6 +639,16 @@ def _node(pairs: Iterable[tuple[Span | None, str | None]], ids: _Ids) -> dict[st
     return node
 
 
+def _arg_node(args: Iterable[Argument], ids: _Ids) -> dict[str, Any]:
+    """The span node of arguments, with ``source`` / ``from_sentence`` lists when one has them."""
+    args = list(args)
+    node = _node(((a.span, a.entity_id) for a in args), ids)
+    if any(a.source is not None or a.from_sentence is not None for a in args):
+        node["source"] = [a.source for a in args]
+        node["from_sentence"] = [a.from_sentence for a in args]
+    return node
+
+
 def _grouped(args: Iterable[Argument]) -> dict[str, list[Argument]]:
     groups: dict[str, list[Argument]] = {}
     for a in args:
@@ -612,9 +667,9 @@ def _event_dict(ev: Event, ids: _Ids) -> dict[str, Any]:
     if ev.combinations and "Treatment" not in roles:
         roles.append("Treatment")
     for role in roles:
-        node = _node(((a.span, a.entity_id) for a in mains.get(role, ())), ids)
+        node = _arg_node(mains.get(role, ()), ids)
         for sub, args in _grouped(ev.sub_arguments.get(role, ())).items():
-            node[sub] = _node(((a.span, a.entity_id) for a in args), ids)
+            node[sub] = _arg_node(args, ids)
         if role == "Treatment" and ev.combinations:
             node[COMBINATION] = [
                 {
@@ -642,7 +697,13 @@ def _event_dict(ev: Event, ids: _Ids) -> dict[str, Any]:
     return d
 
 
-def to_phee_dict(item: SentenceEvents) -> dict[str, Any]:
+def _pair_dict(pair: Pair) -> dict[str, Any]:
+    d = pair.model_dump()
+    d["evidence"] = [list(e) for e in pair.evidence]
+    return d
+
+
+def to_phee_dict(item: SentenceEvents, *, pairs: bool | None = None) -> dict[str, Any]:
     """The PHEE JSON object of one sentence (inverse of :func:`parse_phee_dict`).
 
     Keys come in the corpus order: ``id``, ``context``, ``is_mult_event``,
@@ -654,6 +715,11 @@ def to_phee_dict(item: SentenceEvents) -> dict[str, Any]:
     Parameters
     ----------
     item : SentenceEvents
+    pairs : bool or None, default None
+        Write the record's drug -> reaction pairs (:func:`clinex.pv.pairs.record_pairs`) as
+        ``pairs``, after the other keys. None: when the record holds predictions
+        (``item.model`` is set) and has at least one pair, so that gold corpus lines
+        round-trip unchanged; True: always (``[]`` when none); False: never.
 
     Returns
     -------
@@ -675,16 +741,22 @@ def to_phee_dict(item: SentenceEvents) -> dict[str, Any]:
         out["event_probability"] = item.event_probability
     if item.offset is not None:
         out["offset"] = item.offset
+    if pairs or (pairs is None and item.model is not None and item.events):
+        from clinex.pv.pairs import record_pairs
+
+        found = [_pair_dict(p) for p in record_pairs(item)]
+        if found or pairs:
+            out["pairs"] = found
     return out
 
 
-def dumps_phee(item: SentenceEvents) -> str:
-    """One PHEE JSON line (no newline), formatted as the corpus files are."""
-    return json.dumps(to_phee_dict(item))
+def dumps_phee(item: SentenceEvents, *, pairs: bool | None = None) -> str:
+    """One PHEE JSON line (no newline), formatted as the corpus files are (``pairs``: see :func:`to_phee_dict`)."""
+    return json.dumps(to_phee_dict(item, pairs=pairs))
 
 
 def write_phee_json(
-    items: Iterable[SentenceEvents], path: str | Path, *, overwrite: bool = True
+    items: Iterable[SentenceEvents], path: str | Path, *, overwrite: bool = True, pairs: bool | None = None
 ) -> int:
     """Write sentences as PHEE JSON lines (atomically: temp file, then rename).
 
@@ -695,6 +767,9 @@ def write_phee_json(
         Output file; parent folders are created.
     overwrite : bool, default True
         If False and ``path`` exists, raise instead of replacing it.
+    pairs : bool or None, default None
+        Each record's drug -> reaction pairs (see :func:`to_phee_dict`; by default for
+        records holding predictions).
 
     Returns
     -------
@@ -719,7 +794,7 @@ def write_phee_json(
     def lines() -> Iterator[str]:
         nonlocal n
         for item in items:
-            yield dumps_phee(item) + "\n"
+            yield dumps_phee(item, pairs=pairs) + "\n"
             n += 1
 
     write_atomic(path, lines(), force=overwrite)
