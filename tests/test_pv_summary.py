@@ -116,8 +116,8 @@ def test_pairs_have_exact_counts(run: Path, cli) -> None:  # noqa: ANN001
     assert [(r["drug"], r["reaction"]) for r in rows] == list(EXPECTED)
     by = {(r["drug"], r["reaction"]): r for r in rows}
     clz = by["clozapine", "agranulocytosis"]
-    assert (clz["drug_texts"], clz["reaction_texts"], clz["drugbank_id"], clz["mesh_id"]) == (
-        "clozapine", "Agranulocytosis; agranulocytosis", "DB00363", "D018756")
+    assert (clz["drug_texts"], clz["reaction_texts"], clz["drugbank_id"], clz["mesh_tree"]) == (
+        "clozapine", "Agranulocytosis; agranulocytosis", "DB00363", "D03.633.300.240.220")
     bup = by["bupropion", "seizure"]
     assert (bup["drug_texts"], bup["reaction_texts"]) == ("Bupropion; bupropion", "Seizures; seizure")
     # negated (isoniazid) and speculated (amiodarone) events are no pairs by default
@@ -256,7 +256,8 @@ def test_reaction_normal_form() -> None:
 
 def test_drug_normal_form() -> None:
     assert normalize_drug("Tylenol").key == normalize_drug("paracetamol").key == "acetaminophen"
-    assert normalize_drug("CLOZAPINE") == ("clozapine", "DB00363", "D018756")
+    # the drug's own MeSH tree number, not the gazetteer's mesh_id (a class: D018756 Antipsychotic Agents)
+    assert normalize_drug("CLOZAPINE") == ("clozapine", "DB00363", "D03.633.300.240.220")
     assert normalize_drug("intravenous clonidine").key == "clonidine"
     assert normalize_drug("antibiotics").key == "antibiotics"  # a class, not a drug name
     assert normalize_drug("  Study  Drug X ") == ("study drug x", None, None)

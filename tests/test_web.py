@@ -80,7 +80,7 @@ def test_pv_extract(client: TestClient) -> None:
                     assert text[start : start + len(t)] == t
     drug = next(d for d in body["drugs"] if d["text"] == "amoxicillin")
     assert drug == {"start": 39, "end": 50, "text": "amoxicillin", "name": "Amoxicillin",
-                    "drugbank_id": "DB01060", "mesh_id": "D000900"}
+                    "drugbank_id": "DB01060", "mesh_tree": "D03.633.100.300.750.750.050.050"}
     assert body["table"][0]["normalised_drug"] == "Amoxicillin" and body["table"][0]["record"] == "text_1"
     assert (body["table"][0]["sentence_start"], body["table"][0]["sentence_end"]) == (0, 51)
 

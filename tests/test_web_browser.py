@@ -153,7 +153,7 @@ def test_pv_view_highlights_events_in_place(page, server: str) -> None:  # noqa:
     drug = pg.locator("mark.sub-Drug")
     title = drug.get_attribute("title")
     assert "role: Treatment.Drug" in title and "event: E1 · Adverse event" in title
-    assert "normalised drug: Amoxicillin (DrugBank DB01060) MeSH D000900" in title
+    assert "normalised drug: Amoxicillin (DrugBank DB01060) MeSH tree D03.633.100.300.750.750.050.050" in title
     drug.click()
     detail = pg.inner_text("#pv-detail")
     assert "Treatment.Drug" in detail and "Amoxicillin (DrugBank DB01060)" in detail and "39–50" in detail

@@ -107,7 +107,7 @@ PAIR_COLUMNS: dict[str, str] = {
     "drug": "VARCHAR",
     "drug_texts": "VARCHAR",
     "drugbank_id": "VARCHAR",
-    "mesh_id": "VARCHAR",
+    "mesh_tree": "VARCHAR",
     "reaction": "VARCHAR",
     "reaction_texts": "VARCHAR",
     "events": "BIGINT",
@@ -165,7 +165,7 @@ class DrugName(NamedTuple):
 
     key: str
     drugbank_id: str | None = None
-    mesh_id: str | None = None
+    mesh_tree: str | None = None
 
 
 def _collapse(text: str) -> str:
@@ -178,7 +178,7 @@ def _specific(rec: dict[str, Any]) -> bool:
 
 
 def _name(rec: dict[str, Any]) -> DrugName:
-    return DrugName(str(rec["name"]).lower(), rec.get("drugbank_id") or None, rec.get("mesh_id") or None)
+    return DrugName(str(rec["name"]).lower(), rec.get("drugbank_id") or None, (rec.get("mesh_tree") or [None])[0])
 
 
 @functools.lru_cache(maxsize=65536)
@@ -195,7 +195,8 @@ def normalize_drug(text: str) -> DrugName:
     DrugName
         ``key``: the gazetteer's canonical name in lower case when it knows the whole text
         or finds a specific drug in it, else the text case-folded with its white space
-        collapsed; ``drugbank_id`` / ``mesh_id`` when the gazetteer gives them.
+        collapsed; ``drugbank_id`` / ``mesh_tree`` (the drug's own first MeSH tree number; the gazetteer's
+        ``mesh_id`` is a pharmacological-action class, not the drug's descriptor) when the gazetteer gives them.
 
     Raises
     ------
@@ -467,7 +468,7 @@ class _Reader:
                     self.pos += 1
                     yield json.dumps({
                         "drug": name.key, "drug_text": " ".join(drug.span.text.split()),
-                        "drugbank_id": name.drugbank_id, "mesh_id": name.mesh_id,
+                        "drugbank_id": name.drugbank_id, "mesh_tree": name.mesh_tree,
                         "reaction0": reaction, "reaction_text": " ".join(effect.span.text.split()),
                         "event_type": ev.event_type, "record_key": record_key, "event_key": f"{record_key}\x1f{index}",
                         "id": rid, "source": source, "pmid": None if pmid is None else str(pmid), "year": year,
@@ -490,7 +491,7 @@ def _evidence(sentences: list[tuple[int, int]], ev: Event, drug: Argument, effec
 
 
 _EVENT_COLUMNS = {
-    "drug": "VARCHAR", "drug_text": "VARCHAR", "drugbank_id": "VARCHAR", "mesh_id": "VARCHAR",
+    "drug": "VARCHAR", "drug_text": "VARCHAR", "drugbank_id": "VARCHAR", "mesh_tree": "VARCHAR",
     "reaction0": "VARCHAR", "reaction_text": "VARCHAR", "event_type": "VARCHAR", "record_key": "VARCHAR",
     "event_key": "VARCHAR", "id": "VARCHAR", "source": "VARCHAR", "pmid": "VARCHAR", "year": "INTEGER",
     "negated": "BOOLEAN", "speculated": "BOOLEAN", "dechallenge": "BOOLEAN", "rechallenge": "BOOLEAN",
@@ -531,7 +532,7 @@ ex AS (
 agg AS (
     SELECT drug,
            array_to_string(list_sort(list(DISTINCT drug_text))[1:{MAX_FORMS}], '; ') AS drug_texts,
-           min(drugbank_id) AS drugbank_id, min(mesh_id) AS mesh_id,
+           min(drugbank_id) AS drugbank_id, min(mesh_tree) AS mesh_tree,
            reaction,
            array_to_string(list_sort(list(DISTINCT reaction_text))[1:{MAX_FORMS}], '; ') AS reaction_texts,
            count(*) AS events, count(DISTINCT record_key) AS records, count(DISTINCT pmid) AS pmids,

@@ -144,7 +144,7 @@ _JS = """
     td.colSpan = columns.length;
     var ids = [];
     if (p.drugbank_id) { ids.push("DrugBank " + p.drugbank_id); }
-    if (p.mesh_id) { ids.push("MeSH " + p.mesh_id); }
+    if (p.mesh_tree) { ids.push("MeSH tree " + p.mesh_tree); }
     td.appendChild(el("p", "ids", p.drug + (ids.length ? " (" + ids.join(", ") + ")" : "") + " \\u00d7 " + p.reaction
       + " \\u2014 as written: " + p.drug_texts + " / " + p.reaction_texts));
     var ol = el("ol", "examples");

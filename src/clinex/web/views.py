@@ -59,8 +59,10 @@ def normalised_drug(text: str) -> dict[str, str] | None:
     Returns
     -------
     dict or None
-        ``{"name", "drugbank_id", "mesh_id"}`` (ids ``""`` where the gazetteer has none),
-        e.g. ``{"name": "Acetaminophen", "drugbank_id": "DB00316", "mesh_id": "D058633"}``
+        ``{"name", "drugbank_id", "mesh_tree"}`` (``""`` where the gazetteer has none;
+        ``mesh_tree`` is the drug's own first MeSH tree number: the gazetteer's
+        ``mesh_id`` is a pharmacological-action class shared by many drugs, so it is not shown),
+        e.g. ``{"name": "Warfarin", "drugbank_id": "DB00682", "mesh_tree": "D03.383.663.283.446.520.914"}``
         for ``"Tylenol"``.
     """
     from clinex.pv.features import tokenize
@@ -73,7 +75,7 @@ def normalised_drug(text: str) -> dict[str, str] | None:
         name = data.get("name")
         if name:
             return {"name": str(name), "drugbank_id": str(data.get("drugbank_id") or ""),
-                    "mesh_id": str(data.get("mesh_id") or "")}
+                    "mesh_tree": str((data.get("mesh_tree") or [""])[0])}
     return None
 
 
@@ -163,7 +165,7 @@ def pv_document(whole: Any, sentences: Sequence[tuple[int, int, Any]]) -> dict[s
         the whole record: ``n_events``, ``n_adverse``, ``n_therapeutic`` count asserted
         events only, ``n_*_negated`` the negated ones), ``table`` (one row per event, keys
         :data:`PV_TABLE_COLUMNS`), ``drugs`` (``{"start", "end", "text", "name",
-        "drugbank_id", "mesh_id"}`` for each Drug argument the gazetteer knows,
+        "drugbank_id", "mesh_tree"}`` for each Drug argument the gazetteer knows,
         offsets into the text).
     """
     from clinex.pv.counts import event_counts

@@ -240,7 +240,7 @@ function eventSpans(doc, ev, k, sentence, u) {
       const info = [["role", role], ["text", whole], ...base];
       if (role.endsWith("Drug")) {
         info.push(["normalised drug", drug ? drug.name + (drug.drugbank_id ? " (DrugBank " + drug.drugbank_id + ")" : "") +
-          (drug.mesh_id ? " MeSH " + drug.mesh_id : "") : "not in the drug gazetteer"]);
+          (drug.mesh_tree ? " MeSH tree " + drug.mesh_tree : "") : "not in the drug gazetteer"]);
       }
       info.push(["offsets", frags.map(f => f[0] + "–" + f[1]).join(", ")]);
       const title = info.map(([a, b]) => a + ": " + b).join("\n");
