@@ -132,3 +132,12 @@ def test_web_view_counts_asserted_events() -> None:
         {**zero, **negated}, {**zero, "n_events": 1, "n_adverse": 1}]
     # the events themselves are all still there, the negated one included
     assert [s["events"] for s in body["sentences"]] == [[0], [1]]
+
+
+def test_batch_rows_carry_the_records_pairs(batch_out: Path) -> None:
+    """Issue 23 item 1: each batch row holds the record's drug -> reaction pairs."""
+    got = dict(read_results(batch_out, "SELECT id, pairs_json FROM results"))
+    dech = json.loads(got["dech"])
+    assert [(p["drug"], p["reaction"], p["event_type"], p["dechallenge"], p["negated"]) for p in dech] == [
+        ("clozapine", "agranulocytosis", "Adverse_event", True, False)]
+    assert [(p["drug"], p["reaction"], p["negated"]) for p in json.loads(got["neg"])] == []

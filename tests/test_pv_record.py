@@ -83,12 +83,10 @@ def test_the_titles_drug_goes_to_the_events_that_name_none() -> None:
          (("Dechallenge", True, "withdrawn", DECH),)),
     ]
     assert record_pairs(item) == [
+        # the recovery is stated of a measurement (the neutrophil count): it is the dechallenge
+        # of the drug's reaction named before, agranulocytosis (clinex.pv.pairs._MEASURE)
         Pair(drug="clozapine", drug_text="Clozapine", reaction="agranulocytosis", reaction_text="agranulocytosis",
-             event_type=ADE, evidence=((0, 49), (50, 94))),
-        # the dechallenge is stated of the neutrophil count, not of "agranulocytosis": no rule
-        # joins the two reactions, so the flag stays on the pair the sentence states
-        Pair(drug="clozapine", drug_text="Clozapine", reaction="neutrophil count", reaction_text="neutrophil count",
-             event_type=ADE, dechallenge=True, across_sentences=True, evidence=((95, 153),)),
+             event_type=ADE, dechallenge=True, evidence=((0, 49), (50, 94), (95, 153))),
     ]
 
 
@@ -176,10 +174,8 @@ def test_phee_json_carries_provenance_and_pairs_and_round_trips(tmp_path: Path) 
     assert obj["pairs"] == [
         {"drug": "clozapine", "drug_text": "Clozapine", "reaction": "agranulocytosis",
          "reaction_text": "agranulocytosis", "event_type": ADE, "negated": False, "speculated": False,
-         "dechallenge": False, "rechallenge": False, "across_sentences": False, "evidence": [[0, 49], [50, 94]]},
-        {"drug": "clozapine", "drug_text": "Clozapine", "reaction": "neutrophil count",
-         "reaction_text": "neutrophil count", "event_type": ADE, "negated": False, "speculated": False,
-         "dechallenge": True, "rechallenge": False, "across_sentences": True, "evidence": [[95, 153]]},
+         "dechallenge": True, "rechallenge": False, "across_sentences": False,
+         "evidence": [[0, 49], [50, 94], [95, 153]]},
     ]
     back = parse_phee_line(line)
     assert dumps_phee(back) == line  # pairs are derived: recomputed, same bytes
@@ -197,7 +193,7 @@ def test_pairs_are_written_only_for_predictions_unless_asked() -> None:
     item = extracted(CLOZAPINE)
     gold_like = item.model_copy(update={"model": None})
     assert "pairs" not in json.loads(dumps_phee(gold_like))
-    assert len(json.loads(dumps_phee(gold_like, pairs=True))["pairs"]) == 2
+    assert len(json.loads(dumps_phee(gold_like, pairs=True))["pairs"]) == 1  # clozapine -> agranulocytosis (dechallenge)
     assert "pairs" not in json.loads(dumps_phee(item, pairs=False))
     empty = SentenceEvents(id="e", text="", model="m")
     assert "pairs" not in json.loads(dumps_phee(empty))
@@ -358,3 +354,14 @@ def test_a_long_record_is_read_in_linear_work() -> None:
     assert len(pairs) == 2000 and all(p.drug == "clozapine" for p in pairs)
     assert time.perf_counter() - t0 < 30  # about 1 s here; quadratic work would take minutes
 
+
+
+def test_cli_listing_shows_resolved_drugs_and_pairs(cli, tmp_path) -> None:
+    """The listing says where a drug was resolved from and gives the record's pairs."""
+    src = tmp_path / "abs.jsonl"
+    src.write_text(json.dumps({"id": "1", "text": CLOZAPINE}) + "\n", encoding="utf-8")
+    res = cli("pv", "extract", "-i", src)
+    assert res.code == 0, res.stderr
+    assert "     Treatment  'Clozapine' [0:9] (from sentence 0, rule:record.drug.missing)" in res.stdout
+    assert res.stdout.rstrip().endswith(
+        "  pairs:\n     ADE clozapine -> agranulocytosis (dechallenge)  sentences [0:49], [50:94], [95:153]")

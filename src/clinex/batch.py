@@ -219,6 +219,7 @@ def _pv_process(
 ) -> tuple[list[dict[str, Any]], list[ItemError]]:
     from clinex.pv.formats.phee_json import to_phee_dict
     from clinex.pv.models import load_model
+    from clinex.pv.pairs import record_pairs
     from clinex.pv.pipeline import extract_records
 
     spec = model or os.environ.get("CLINEX_PV_MODEL", "auto")
@@ -254,6 +255,8 @@ def _pv_process(
             "event_probability": item.event_probability,
             "phee_json": json.dumps(to_phee_dict(item), ensure_ascii=False),
             "meta_json": json.dumps(metas[item.id, src], ensure_ascii=False) if (item.id, src) in metas else None,
+            # the record's case-level drug -> reaction pairs (clinex.pv.pairs.record_pairs)
+            "pairs_json": json.dumps([p.model_dump(mode="json") for p in record_pairs(item)], ensure_ascii=False),
         }
         for src, item in results
     ]
@@ -419,7 +422,8 @@ TASKS: dict[str, BatchTask] = {
     "pv": BatchTask(
         "pv",
         {"id": "VARCHAR", "source": "VARCHAR", "text": "VARCHAR", **dict.fromkeys(PV_COUNT_COLUMNS, "INTEGER"),
-         "model": "VARCHAR", "event_probability": "DOUBLE", "phee_json": "VARCHAR", "meta_json": "VARCHAR"},
+         "model": "VARCHAR", "event_probability": "DOUBLE", "phee_json": "VARCHAR", "meta_json": "VARCHAR",
+         "pairs_json": "VARCHAR"},
         _pv_expand,
         _pv_process,
     ),

@@ -114,15 +114,18 @@ def _pv_echo_events(item) -> None:  # noqa: ANN001 - SentenceEvents, imported la
             f"[{ev.trigger.start}:{ev.trigger.end}]{score}"
         )
         for arg in ev.arguments:
-            console.print(f"     {arg.role:<10} '{escape(arg.span.text)}' [{arg.span.start}:{arg.span.end}]")
+            console.print(f"     {arg.role:<10} '{escape(arg.span.text)}' [{arg.span.start}:{arg.span.end}]"
+                          f"{_resolved(arg)}")
             for sub in ev.sub_arguments.get(arg.role, ()):
                 if arg.span.overlaps(sub.span.start, sub.span.end):
-                    console.print(f"       .{sub.role:<12} '{escape(sub.span.text)}' [{sub.span.start}:{sub.span.end}]")
+                    console.print(f"       .{sub.role:<12} '{escape(sub.span.text)}' [{sub.span.start}:{sub.span.end}]"
+                                  f"{_resolved(sub)}")
         for main, subs in ev.sub_arguments.items():
             for sub in subs:
                 if not any(a.role == main and a.span.overlaps(sub.span.start, sub.span.end) for a in ev.arguments):
                     console.print(
                         f"     {main}.{sub.role:<8} '{escape(sub.span.text)}' [{sub.span.start}:{sub.span.end}]"
+                        f"{_resolved(sub)}"
                     )
         for comb in ev.combinations:
             console.print("     Combination " + " + ".join(f"'{escape(d.span.text)}'" for d in comb.drugs))
@@ -130,6 +133,33 @@ def _pv_echo_events(item) -> None:  # noqa: ANN001 - SentenceEvents, imported la
             cue = f" cue '{escape(att.cue.text)}' [{att.cue.start}:{att.cue.end}]" if att.cue else ""
             by = f" ({escape(att.source)})" if att.source else ""
             console.print(f"     {att.name}={att.value}{cue}{by}")
+
+
+def _resolved(arg) -> str:  # noqa: ANN001 - Argument
+    """' (from sentence N, rule:...)' for an argument resolved across the record's sentences."""
+    if arg.from_sentence is None:
+        return ""
+    return f" (from sentence {arg.from_sentence}, {arg.source})"
+
+
+def _pv_echo_pairs(item) -> None:  # noqa: ANN001 - SentenceEvents
+    """Print the record's case-level drug -> reaction pairs (:func:`clinex.pv.pairs.record_pairs`)."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from clinex.pv.pairs import record_pairs
+
+    pairs = record_pairs(item)
+    if not pairs:
+        return
+    console = Console(highlight=False, soft_wrap=True)
+    console.print("  pairs:")
+    for p in pairs:
+        flags = [f for f in ("negated", "speculated", "dechallenge", "rechallenge", "across_sentences") if getattr(p, f)]
+        ev = ", ".join(f"[{a}:{b}]" for a, b in p.evidence)
+        kind = "ADE" if p.event_type == "Adverse_event" else "PTE"
+        console.print(f"     {kind} {escape(p.drug)} -> {escape(p.reaction)}"
+                      f"{' (' + ', '.join(flags) + ')' if flags else ''}  sentences {ev}")
 
 
 def _gazetteer_keys(text: str) -> set[str]:
@@ -387,6 +417,7 @@ def extract_cmd(
         typer.echo(f"model: {model_id(loaded)}")
         for item in items:
             _pv_echo_events(item)
+            _pv_echo_pairs(item)
     elif fmt == "brat":
         from clinex.pv.formats.brat import write_brat
 

@@ -39,6 +39,8 @@ __all__ = ["record_pairs", "event_drugs", "reaction_key"]
 
 
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+")
+#: A measurement that recovers rather than a reaction ("neutrophil count", "liver function", "sodium level")
+_MEASURE = re.compile(r"\b(count|counts|level|levels|function|values?|concentrations?|tests?|parameters?)\b")
 
 
 def reaction_key(text: str) -> str:
@@ -129,6 +131,18 @@ def record_pairs(record: SentenceEvents) -> list[Pair]:
                 if r2 != rkey and (r2 in rkey or rkey in r2):
                     other["dechallenge"] |= got["dechallenge"]
                     other["rechallenge"] |= got["rechallenge"]
+    # "The drug was withdrawn and the neutrophil count recovered": a recovery stated of a
+    # measurement (count, level, function) is the dechallenge of the drug's reaction named
+    # before, not a reaction of its own (WHO-UMC: the reaction abates on withdrawal)
+    for (dkey, rkey, etype), got in list(acc.items()):
+        if (got["dechallenge"] or got["rechallenge"]) and _MEASURE.search(rkey):
+            others = [o for r2, o in same[(dkey, etype)] if r2 != rkey and not _MEASURE.search(r2)]
+            if others:
+                for other in others:
+                    other["dechallenge"] |= got["dechallenge"]
+                    other["rechallenge"] |= got["rechallenge"]
+                    other["evidence"] |= got["evidence"]
+                del acc[(dkey, rkey, etype)]
     out = []
     for (dkey, rkey, etype), got in acc.items():
         flags = got["flags"]
