@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -543,3 +545,14 @@ def test_pv_table_shows_dechallenge(client: TestClient) -> None:
     rows = resp.json()["table"]
     assert [(r["drug"], r["effect"], r["event_type"], r["dechallenge"], r["rechallenge"]) for r in rows] == [
         ("clozapine", "agranulocytosis", "Adverse_event", "yes", "")]
+
+
+def test_pv_upload_record_gives_its_pairs(client: TestClient) -> None:
+    """Issue 23 item 1: a JSON-lines record is read whole; the view carries its pairs."""
+    rec = {"id": "1", "text": "Clozapine-induced agranulocytosis: a case report. A 34-year-old man developed "
+                              "agranulocytosis. The drug was withdrawn and the neutrophil count recovered."}
+    resp = client.post("/api/pv/upload", params={"filename": "abs.jsonl"}, content=(json.dumps(rec) + "\n").encode())
+    assert resp.status_code == 200, resp.text
+    (doc,) = resp.json()["documents"]
+    assert [(p["drug"], p["reaction"], p["dechallenge"], p["evidence"]) for p in doc["pairs"]] == [
+        ("clozapine", "agranulocytosis", True, [[0, 49], [50, 94], [95, 153]])]

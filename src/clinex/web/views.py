@@ -166,10 +166,12 @@ def pv_document(whole: Any, sentences: Sequence[tuple[int, int, Any]]) -> dict[s
         events only, ``n_*_negated`` the negated ones), ``table`` (one row per event, keys
         :data:`PV_TABLE_COLUMNS`), ``drugs`` (``{"start", "end", "text", "name",
         "drugbank_id", "mesh_tree"}`` for each Drug argument the gazetteer knows,
-        offsets into the text).
+        offsets into the text), ``pairs`` (the record's drug -> reaction pairs,
+        :func:`clinex.pv.pairs.record_pairs`, as JSON).
     """
     from clinex.pv.counts import event_counts
     from clinex.pv.formats.phee_json import to_phee_dict
+    from clinex.pv.pairs import record_pairs
 
     out_sentences = []
     owners: list[tuple[str, tuple[int, int]]] = []  # per event of ``whole``: its sentence's id and offsets
@@ -197,6 +199,7 @@ def pv_document(whole: Any, sentences: Sequence[tuple[int, int, Any]]) -> dict[s
         "counts": event_counts(whole.events),
         "table": [_event_row(rid, span, i + 1, ev) for i, ((rid, span), ev) in enumerate(zip(owners, whole.events))],
         "drugs": sorted(drugs.values(), key=lambda d: (d["start"], d["end"])),
+        "pairs": [p.model_dump(mode="json") for p in record_pairs(whole)],
     }
 
 

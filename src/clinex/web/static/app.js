@@ -295,6 +295,16 @@ function renderPVDoc(doc, many) {
     }
     box.append(div);
   }
+  if (doc.pairs && doc.pairs.length) {
+    // the record's case-level drug -> reaction pairs (clinex.pv.pairs.record_pairs)
+    const list = el("ul", {class: "pairs"});
+    for (const p of doc.pairs) {
+      const flags = ["negated", "speculated", "dechallenge", "rechallenge", "across_sentences"].filter((f) => p[f]);
+      list.append(el("li", {text: (p.event_type === "Adverse_event" ? "ADE " : "PTE ") + p.drug + " → " + p.reaction +
+        (flags.length ? " (" + flags.join(", ").replace("across_sentences", "drug from another sentence") + ")" : "")}));
+    }
+    box.append(el("div", {class: "head", text: "drug → reaction pairs of the record"}), list);
+  }
   return box;
 }
 
