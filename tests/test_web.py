@@ -66,7 +66,7 @@ def test_pv_extract(client: TestClient) -> None:
     resp = client.post("/api/pv/extract", json={"text": text})
     assert resp.status_code == 200, resp.text
     body = resp.json()
-    assert list(body) == ["model", "id", "record", "sentences", "counts", "table", "drugs"]
+    assert list(body) == ["model", "id", "record", "sentences", "counts", "table", "drugs", "pairs"]
     sentences = body["sentences"]
     # every offset is into the posted text: sentences by start/end, events by index into the record
     assert [(s["id"], s["start"], s["end"]) for s in sentences] == [("text_1", 0, 51), ("text_2", 52, 65)]
@@ -138,6 +138,7 @@ def test_pv_extract_empty_text_is_one_record_without_events(client: TestClient, 
         "counts": dict.fromkeys(COUNT_COLUMNS, 0),
         "table": [],
         "drugs": [],
+        "pairs": [],
     }
 
 
