@@ -371,3 +371,13 @@ def test_module_doctests() -> None:
     for module in (links, challenge):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0, module.__name__
+
+
+def test_repeat_challenge_is_a_rechallenge() -> None:
+    """Fresh-user QA on BC5CDR 6504332: 'On repeat challenge with phenobarbital, the
+    dyskinesia recurred.' was not flagged."""
+    from clinex.pv.challenge import find_challenges
+
+    text = "On repeat challenge with phenobarbital, the dyskinesia recurred."
+    assert [(c.rule.attribute, text[slice(*c.cue)]) for c in find_challenges(text)] == [
+        ("Rechallenge", "repeat challenge")]

@@ -126,7 +126,7 @@ _RECURRED = re.compile(
 _REEXPOSED = re.compile(
     r"\b(?:re-?start(?:ed|ing)?|re-?introduc(?:ed|tion|ing)|re-?challenge[ds]?|re-?challenging|re-?expos(?:ed|ure)"
     r"|re-?administ(?:ered|ration|ering)|resum(?:ed|ption|ing)|re-?institut(?:ed|ion)|re-?initiat(?:ed|ion|ing)"
-    r"|reinstated|given\s+again|again\s+given)\b",
+    r"|reinstated|given\s+again|again\s+given|(?:repeat(?:ed)?|second|renewed|further)\s+(?:challenge|exposure|administration|course))\b",
     re.I,
 )
 #: Substrings every :data:`_RECURRED` match holds, and those of :data:`_OUTCOME` too: a
