@@ -62,6 +62,9 @@ CLOZAPINE = ("Clozapine-induced agranulocytosis: a case report. A 34-year-old ma
              "The drug was withdrawn and the neutrophil count recovered.")
 
 
+SUBJECT = "rule:record.subject.single_patient"
+
+
 def test_the_titles_drug_goes_to_the_events_that_name_none() -> None:
     item = extracted(CLOZAPINE)
     assert [(s, e) for s, e, _ in sentence_pieces(CLOZAPINE)] == [(0, 49), (50, 94), (95, 153)]
@@ -77,9 +80,12 @@ def test_the_titles_drug_goes_to_the_events_that_name_none() -> None:
          (("Subject", "Age", "34-year-old", 52, None, None), ("Subject", "Gender", "man", 64, None, None),
           ("Treatment", "Drug", "Clozapine", 0, MISSING, 0)), ()),
         # "The drug" refers back: kept as the Treatment, its Drug is the title's
+        # ... and its subject is the one patient the record describes (sentence 1)
         (ADE, "recovered",
-         (("Treatment", "The drug was withdrawn", 95, None, None), ("Effect", "neutrophil count", 126, None, None)),
-         (("Treatment", "Drug", "Clozapine", 0, ANAPHOR, 0),),
+         (("Treatment", "The drug was withdrawn", 95, None, None), ("Effect", "neutrophil count", 126, None, None),
+          ("Subject", "A 34-year-old man", 50, SUBJECT, 1)),
+         (("Treatment", "Drug", "Clozapine", 0, ANAPHOR, 0),
+          ("Subject", "Age", "34-year-old", 52, SUBJECT, 1), ("Subject", "Gender", "man", 64, SUBJECT, 1)),
          (("Dechallenge", True, "withdrawn", DECH),)),
     ]
     assert record_pairs(item) == [
@@ -365,3 +371,23 @@ def test_cli_listing_shows_resolved_drugs_and_pairs(cli, tmp_path) -> None:
     assert "     Treatment  'Clozapine' [0:9] (from sentence 0, rule:record.drug.missing)" in res.stdout
     assert res.stdout.rstrip().endswith(
         "  pairs:\n     ADE clozapine -> agranulocytosis (dechallenge)  sentences [0:49], [50:94], [95:153]")
+
+
+def test_the_one_described_patient_is_the_subject_of_later_events() -> None:
+    """Issue 23 item 1: an event may take its subject from another sentence."""
+    item = extracted(CLOZAPINE)
+    recovered = item.events[-1]
+    (subj,) = recovered.main("Subject")
+    assert (subj.span.text, subj.span.start, subj.source, subj.from_sentence) == (
+        "A 34-year-old man", 50, "rule:record.subject.single_patient", 1)
+    assert [(a.role, a.span.text) for a in recovered.sub_arguments["Subject"]] == [
+        ("Age", "34-year-old"), ("Gender", "man")]
+
+
+def test_two_described_patients_give_no_subject() -> None:
+    from clinex.pv.record import _resolve_subjects
+
+    text = "A 34-year-old man developed rash. A 50-year-old woman developed fever. The rash resolved."
+    item = extracted(text)
+    starts = [0, 34, 70]
+    assert _resolve_subjects(text, starts, list(item.events)) == list(item.events)

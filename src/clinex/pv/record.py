@@ -543,7 +543,52 @@ def resolve_record(
             out.append((k, rank, resolved))
         elif not optional:
             out.append((k, rank, ev))
-    return [ev for _, _, ev in sorted(out, key=lambda x: (x[0], x[1]))]
+    resolved_events = [ev for _, _, ev in sorted(out, key=lambda x: (x[0], x[1]))]
+    return _resolve_subjects(text, starts, resolved_events)
+
+
+#: Provenance of a Subject taken from another sentence (:func:`_resolve_subjects`).
+SUBJECT_RULE = "record.subject.single_patient"
+
+
+def _resolve_subjects(text: str, starts: Sequence[int], events: list[Event]) -> list[Event]:
+    """Give an event without a Subject the record's one described patient.
+
+    A case report describes its patient once ("A 34-year-old man developed ...") and then
+    speaks of the events ("The drug was withdrawn and the count recovered"). When the
+    record's events name exactly one Subject with an Age or Gender sub-argument (one
+    patient), an event of a later sentence without a Subject gets that Subject and its
+    Age / Gender, with provenance ``rule:record.subject.single_patient`` and the sentence
+    it came from (issue 23 item 1: "an event may take ... its subject from another
+    sentence"). Two described patients, or a population, resolve nothing.
+    """
+    described: dict[str, tuple[Argument, tuple[Argument, ...], int]] = {}
+    for ev in events:
+        for arg in ev.main("Subject"):
+            subs = tuple(a for a in ev.sub_arguments.get("Subject", ())
+                         if a.role in ("Age", "Gender") and arg.span.overlaps(a.span.start, a.span.end))
+            if subs:
+                described.setdefault(_norm(arg.span.text), (arg, subs, sentence_index(starts, arg.span.start)))
+    if len(described) != 1:
+        return events
+    (subject, subs, k0), = described.values()
+    rule = f"rule:{SUBJECT_RULE}"
+
+    def moved(a: Argument) -> Argument:
+        return Argument(role=a.role, span=Span.from_offsets(text, (a.span.start, a.span.end), label=a.span.label,
+                                                            source=rule), source=rule, from_sentence=k0)
+
+    out = []
+    for ev in events:
+        if ev.main("Subject") or sentence_index(starts, ev.trigger.start) <= k0:
+            out.append(ev)
+            continue
+        subject_subs = tuple(moved(a) for a in subs)
+        out.append(ev.model_copy(update={
+            "arguments": (*ev.arguments, moved(subject)),
+            "sub_arguments": {**ev.sub_arguments, "Subject": subject_subs},
+        }))
+    return out
 
 
 def sentence_events(
