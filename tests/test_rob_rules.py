@@ -267,7 +267,8 @@ def test_hedged_awareness_is_probably_yes(model) -> None:
 
 def test_double_blind_answers_no_for_participants_carers_and_assessors(model) -> None:
     _, a = _assess(model, "This was a double-blind, placebo-controlled trial.")
-    assert [a[q].response for q in ("2.1", "2.2", "4.3")] == ["N", "N", "N"]
+    # a design label does not say who was blinded: PN (the CONSORT-TM tuning reviewers)
+    assert [a[q].response for q in ("2.1", "2.2", "4.3")] == ["PN", "PN", "PN"]
     assert _rule(a["2.1"]) == "2.1/participants_blinded_implied"
     assert a["2.3"].response == "NA"  # not asked when 2.1 and 2.2 are N/PN
 
@@ -444,7 +445,7 @@ def test_loss_to_follow_up_is_never_evidence_for_2_1_or_2_2(model) -> None:
     text = f"Methods\nThis was a double-blind trial of Drug X versus placebo.\nResults\n{lost}\n"
     for answers in (_assess(model, text)[1], model.predict(Document(id="t", text=text), conditional=False)):
         for q in ("2.1", "2.2"):
-            assert answers[q].response == "N"
+            assert answers[q].response == "PN"  # "a double-blind trial": implied
             assert [e.span.text for e in answers[q].evidence] == [
                 "This was a double-blind trial of Drug X versus placebo."]
     # without a rule's decision (2.1 is closed) the placebo cue is not shown either
@@ -936,7 +937,7 @@ def test_unlikely_influenced_by_knowledge_of_allocation_is_no_awareness(model) -
     d, sc = load_reasoning_data(), default_scope()
     assert blinding_statements(d, sc, [Sentence(0, 0, len(sentence), sentence, "discussion")]) == []
     _, a = _assess(model, f"Double-blind trial. {sentence}")
-    assert (a["4.3"].response, _rule(a["4.3"])) == ("N", "4.3/assessors_blinded_implied")
+    assert (a["4.3"].response, _rule(a["4.3"])) == ("PN", "4.3/assessors_blinded_implied")
     assert [e.span.text for e in a["4.3"].evidence] == ["Double-blind trial."]
 
 

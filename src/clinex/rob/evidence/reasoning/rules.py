@@ -290,7 +290,10 @@ def _aware(ctx: Context, sq: str, actor: str, rule: str) -> Decision | None:
         return None
     response = "N" if b.blinded else "Y"
     name = f"{rule}_{'blinded' if b.blinded else 'aware'}{'_implied' if b.implied else ''}"
-    return _d(response, name, b.sentence, weight=0.75 if b.implied else 0.9, hedged=b.hedged)
+    # a blinding implied by a design label ("a double-blind trial") without saying who was
+    # blinded is PN, not N (the blind reviewers of the CONSORT-TM tuning keys, 9 of 9)
+    return _d(response, name, b.sentence, weight=0.75 if b.implied else 0.9,
+              hedged=b.hedged or (b.implied and b.blinded))
 
 
 def participants_aware(ctx: Context, sq: str) -> Decision | None:
