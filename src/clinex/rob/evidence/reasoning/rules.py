@@ -599,7 +599,8 @@ _MISSING = re.compile(
     r"\b(lost|losses|loss to|withdr(ew|awals?|awn)|drop(ped)?[- ]?outs?|discontinu\w*|missing|missed|stopped|excluded|"
     r"did not (complete|attend|return|provide)|not (tested|assessed|available|followed|contacted)|"
     r"without (an? )?([\w-]+ ){0,2}(data|scores?|assessments?|follow[- ]?up|outcomes?|tests?|scans?|diar(y|ies))|"
-    r"no follow[- ]?up|declined (the |a |further )?(visit|assessment|follow[- ]?up|to)|had died|died before)\b", re.I)
+    r"no follow[- ]?up|declined (the |a |further )?(visit|assessment|follow[- ]?up|to)|had died|died before|"
+    r"non-?completion|completion rates?|rates? of completion)\b", re.I)
 
 
 #: Where reasons for missing outcome data are read (participant flow: CONSORT 2010 item 13b
