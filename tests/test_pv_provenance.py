@@ -90,7 +90,8 @@ def test_brat_notes_carry_and_read_back_provenance(tmp_path: Path) -> None:
     notes = [line for line in ann.splitlines() if line.startswith("#")]
     assert notes == [
         "#1\tAnnotatorNotes E1\tmodel=clinex.pv.crf.v1; trigger_probability=0.8123; event_probability=0.9312; "
-        "Negated@16-19=rule:neg.not; Severity@28-34=model"
+        "Negated@16-19=rule:neg.not; Severity@28-34=model",
+        "#2\tAnnotatorNotes T5\tClozapine (DrugBank DB00363)",  # the drug's gazetteer entry (clinex.pv.normalise)
     ]
     write_brat(item, tmp_path)
     back = read_brat(tmp_path / "s1.txt")

@@ -219,6 +219,7 @@ def _pv_process(
 ) -> tuple[list[dict[str, Any]], list[ItemError]]:
     from clinex.pv.formats.phee_json import to_phee_dict
     from clinex.pv.models import load_model
+    from clinex.pv.normalise import drug_counts
     from clinex.pv.pairs import record_pairs
     from clinex.pv.pipeline import extract_records
 
@@ -257,6 +258,8 @@ def _pv_process(
             "meta_json": json.dumps(metas[item.id, src], ensure_ascii=False) if (item.id, src) in metas else None,
             # the record's case-level drug -> reaction pairs (clinex.pv.pairs.record_pairs)
             "pairs_json": json.dumps([p.model_dump(mode="json") for p in record_pairs(item)], ensure_ascii=False),
+            # Drug / Combination drug mentions of all events with / without a gazetteer entry
+            **drug_counts(item.events),
         }
         for src, item in results
     ]
@@ -423,7 +426,7 @@ TASKS: dict[str, BatchTask] = {
         "pv",
         {"id": "VARCHAR", "source": "VARCHAR", "text": "VARCHAR", **dict.fromkeys(PV_COUNT_COLUMNS, "INTEGER"),
          "model": "VARCHAR", "event_probability": "DOUBLE", "phee_json": "VARCHAR", "meta_json": "VARCHAR",
-         "pairs_json": "VARCHAR"},
+         "pairs_json": "VARCHAR", "n_drugs_normalised": "INTEGER", "n_drugs_unmatched": "INTEGER"},
         _pv_expand,
         _pv_process,
     ),

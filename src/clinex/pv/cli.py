@@ -119,20 +119,33 @@ def _pv_echo_events(item) -> None:  # noqa: ANN001 - SentenceEvents, imported la
             for sub in ev.sub_arguments.get(arg.role, ()):
                 if arg.span.overlaps(sub.span.start, sub.span.end):
                     console.print(f"       .{sub.role:<12} '{escape(sub.span.text)}' [{sub.span.start}:{sub.span.end}]"
-                                  f"{_resolved(sub)}")
+                                  f"{_resolved(sub)}{_normalised(sub)}")
         for main, subs in ev.sub_arguments.items():
             for sub in subs:
                 if not any(a.role == main and a.span.overlaps(sub.span.start, sub.span.end) for a in ev.arguments):
                     console.print(
                         f"     {main}.{sub.role:<8} '{escape(sub.span.text)}' [{sub.span.start}:{sub.span.end}]"
-                        f"{_resolved(sub)}"
+                        f"{_resolved(sub)}{_normalised(sub)}"
                     )
         for comb in ev.combinations:
-            console.print("     Combination " + " + ".join(f"'{escape(d.span.text)}'" for d in comb.drugs))
+            console.print("     Combination " + " + ".join(f"'{escape(d.span.text)}'{_normalised(d)}"
+                                                         for d in comb.drugs))
         for att in ev.attributes:
             cue = f" cue '{escape(att.cue.text)}' [{att.cue.start}:{att.cue.end}]" if att.cue else ""
             by = f" ({escape(att.source)})" if att.source else ""
             console.print(f"     {att.name}={att.value}{cue}{by}")
+
+
+def _normalised(arg) -> str:  # noqa: ANN001 - Argument
+    """' = Acetaminophen (DrugBank DB00316)' after a Drug the gazetteer knows (clinex.pv.normalise)."""
+    from rich.markup import escape
+
+    from clinex.pv.normalise import drug_entry, drug_label
+
+    if arg.role != "Drug":
+        return ""
+    entry = drug_entry(arg.span.text)
+    return "" if entry is None else f" = {escape(drug_label(entry))}"
 
 
 def _resolved(arg) -> str:  # noqa: ANN001 - Argument

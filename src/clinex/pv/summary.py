@@ -151,9 +151,6 @@ REFERRING = re.compile(
 _ARTICLE = re.compile(r"^(?:a|an|the)\s+")
 _EVENT_TYPES = {"Adverse_event": "ade", "Potential_therapeutic_event": "pte"}
 _NEEDED = ("id", "source", "text", "phee_json", "meta_json")
-# gazetteer records that are no drug a report blames: enzymes (MeSH D08), proteins and
-# receptors (D12.776), nucleic acids (D13), and drug classes (D27: "Anti-Bacterial Agents")
-_NOT_A_DRUG = ("D08", "D12.776", "D13", "D27")
 _ROWS_PER_FETCH = 1024
 
 
@@ -170,15 +167,6 @@ class DrugName(NamedTuple):
 
 def _collapse(text: str) -> str:
     return " ".join(text.split()).casefold()
-
-
-def _specific(rec: dict[str, Any]) -> bool:
-    trees = [str(t) for t in (rec.get("mesh_tree") or [])]
-    return bool(rec.get("name")) and not (trees and all(t.startswith(_NOT_A_DRUG) for t in trees))
-
-
-def _name(rec: dict[str, Any]) -> DrugName:
-    return DrugName(str(rec["name"]).lower(), rec.get("drugbank_id") or None, (rec.get("mesh_tree") or [None])[0])
 
 
 @functools.lru_cache(maxsize=65536)
@@ -208,17 +196,12 @@ def normalize_drug(text: str) -> DrugName:
     >>> normalize_drug("Tylenol").key, normalize_drug("  Study  Drug X ").key
     ('acetaminophen', 'study drug x')
     """
-    from clinex.pv.features import tokenize
-    from clinex.pv.gazetteer import drug_record, find_drugs
+    from clinex.pv.normalise import drug_entry
 
-    norm = _collapse(text)
-    whole = [r for r in drug_record(norm) if _specific(r)]
-    if whole:
-        return _name(whole[0])
-    tokens = tokenize(text)
-    matches = sorted(((a, b, rec) for rec, a, b in find_drugs([text[s:e] for s, e in tokens]) if _specific(rec)),
-                     key=lambda m: (m[0], m[1]))
-    return _name(matches[0][2]) if matches else DrugName(norm)
+    entry = drug_entry(text)  # the one normalisation rule of every PV output
+    if entry is None:
+        return DrugName(_collapse(text))
+    return DrugName(str(entry["name"]).lower(), entry["drugbank_id"], entry["mesh_tree"])
 
 
 def reaction_base(text: str) -> str:

@@ -46,6 +46,12 @@ event (written only when set; read back)::
 
     #1	AnnotatorNotes E1	model=clinex.pv.crf.v1; trigger_probability=0.9312; event_probability=0.97; Negated@20-23=rule:negation.not
 
+and, for predictions, one per Drug T line the drug gazetteer knows (its canonical name
+and DrugBank id, :func:`clinex.pv.normalise.drug_entry`; derived from the text, so the
+reader ignores it and the writer computes it again)::
+
+    #2	AnnotatorNotes T6	Acetaminophen (DrugBank DB00316)
+
 ``model`` and ``trigger_probability`` are :attr:`Event.source` and
 :attr:`Event.score`, ``event_probability`` the sentence's
 (:attr:`SentenceEvents.event_probability`), and ``<Attribute>@<start>-<end>`` the
@@ -192,10 +198,13 @@ class _Ann:
 
 
 def _parse_note(cols: list[str], ann: _Ann) -> None:
-    """Keep the provenance pairs of an ``AnnotatorNotes E<n>`` line; other notes are ignored."""
+    """Keep the provenance pairs of an ``AnnotatorNotes E<n>`` line; other notes (a drug's
+    gazetteer entry on its T line, derived from the text) are ignored."""
     if len(cols) < 3 or not cols[1].startswith("AnnotatorNotes "):
         return
     target = cols[1].split(" ", 1)[1].strip()
+    if not target.startswith("E"):
+        return
     pairs = {}
     for part in cols[2].split("; "):
         key, eq, value = part.partition("=")
@@ -759,7 +768,22 @@ class _Writer:
                     self.lines.append(f"{self.new('A')}\t{att.name} {eid}{value}")
             self._note(ev, eid)
         self._claim_combination_drugs()
+        self._drug_notes()
         return "\n".join(self.t_lines + self.lines + self.notes) + "\n"
+
+    def _drug_notes(self) -> None:
+        """One ``AnnotatorNotes T<n>`` line per Drug T line the gazetteer knows (predictions only)."""
+        item = self.item
+        if item.model is None and not any(ev.source is not None for ev in item.events):
+            return
+        from clinex.pv.normalise import drug_entry, drug_label
+
+        for tid, (label, offsets) in self.known.items():
+            if label != "Drug":
+                continue
+            entry = drug_entry(" ".join(item.text[s:e] for s, e in offsets))
+            if entry is not None:
+                self.notes.append(f"#{len(self.notes) + 1}\tAnnotatorNotes {tid}\t{drug_label(entry)}")
 
     def _note(self, ev: Event, eid: str) -> None:
         """The event's provenance as an ``AnnotatorNotes`` line (none for gold events)."""

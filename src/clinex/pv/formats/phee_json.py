@@ -48,6 +48,13 @@ scorer or :mod:`clinex.pv.evaluate`) and the writer computes them again: reading
 and writing it back gives the same bytes. ``to_phee_dict(item, pairs=True / False)``
 forces them on or off.
 
+A record holding predictions also gets, in each ``Treatment.Drug`` and Combination
+``Drug`` node, ``normalised``: one item per instance, the gazetteer's entry
+``{"name", "drugbank_id", "mesh_tree"}`` (:func:`clinex.pv.normalise.drug_entry`) or
+``null`` for a drug it does not know (kept as its text). Derived from the text as the
+pairs are, it is not read (whatever its form) but computed again on writing; the scorer
+does not read it. ``to_phee_dict(item, normalised=True / False)`` forces it on or off.
+
 References
 ----------
 Sun et al., "PHEE: A Dataset for Pharmacovigilance Event Extraction from Text",
@@ -656,7 +663,14 @@ def _grouped(args: Iterable[Argument]) -> dict[str, list[Argument]]:
     return groups
 
 
-def _event_dict(ev: Event, ids: _Ids) -> dict[str, Any]:
+def _normalised(drugs: Iterable[Argument]) -> list[dict[str, str | None] | None]:
+    """One gazetteer entry (or None) per drug, as :func:`clinex.pv.normalise.drug_entry` gives it."""
+    from clinex.pv.normalise import drug_entry
+
+    return [drug_entry(a.span.text) for a in drugs]
+
+
+def _event_dict(ev: Event, ids: _Ids, normalised: bool = False) -> dict[str, Any]:
     d: dict[str, Any] = {
         "event_id": ids.get(ev.event_id, "E"),
         "event_type": ev.event_type,
@@ -670,6 +684,8 @@ def _event_dict(ev: Event, ids: _Ids) -> dict[str, Any]:
         node = _arg_node(mains.get(role, ()), ids)
         for sub, args in _grouped(ev.sub_arguments.get(role, ())).items():
             node[sub] = _arg_node(args, ids)
+            if normalised and (role, sub) == ("Treatment", "Drug"):
+                node[sub]["normalised"] = _normalised(args)
         if role == "Treatment" and ev.combinations:
             node[COMBINATION] = [
                 {
@@ -680,6 +696,9 @@ def _event_dict(ev: Event, ids: _Ids) -> dict[str, Any]:
                 }
                 for c in ev.combinations
             ]
+            if normalised:
+                for c, cnode in zip(ev.combinations, node[COMBINATION]):
+                    cnode["Drug"]["normalised"] = _normalised(c.drugs)
         d[role] = node
     attrs: dict[str, list[Attribute]] = {}
     for a in ev.attributes:
@@ -703,7 +722,9 @@ def _pair_dict(pair: Pair) -> dict[str, Any]:
     return d
 
 
-def to_phee_dict(item: SentenceEvents, *, pairs: bool | None = None) -> dict[str, Any]:
+def to_phee_dict(
+    item: SentenceEvents, *, pairs: bool | None = None, normalised: bool | None = None
+) -> dict[str, Any]:
     """The PHEE JSON object of one sentence (inverse of :func:`parse_phee_dict`).
 
     Keys come in the corpus order: ``id``, ``context``, ``is_mult_event``,
@@ -720,6 +741,10 @@ def to_phee_dict(item: SentenceEvents, *, pairs: bool | None = None) -> dict[str
         ``pairs``, after the other keys. None: when the record holds predictions
         (``item.model`` is set) and has at least one pair, so that gold corpus lines
         round-trip unchanged; True: always (``[]`` when none); False: never.
+    normalised : bool or None, default None
+        Give each ``Treatment.Drug`` and Combination ``Drug`` node a ``normalised`` list
+        (module notes). None: when the record holds predictions (``item.model`` set);
+        True: always; False: never.
 
     Returns
     -------
@@ -727,7 +752,8 @@ def to_phee_dict(item: SentenceEvents, *, pairs: bool | None = None) -> dict[str
         ``json.dumps`` of it reproduces a corpus line exactly for corpus input.
     """
     ids = _Ids(item)
-    events = [_event_dict(ev, ids) for ev in item.events]
+    norm = item.model is not None if normalised is None else normalised
+    events = [_event_dict(ev, ids, norm) for ev in item.events]
     multi = len(item.events) > 1 or any(ev.combinations for ev in item.events)
     out: dict[str, Any] = {
         "id": item.id,
