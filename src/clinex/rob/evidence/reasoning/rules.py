@@ -466,6 +466,8 @@ def per_protocol_primary(ctx: Context, sq: str) -> Decision | None:
             continue
         if ctx.data.patterns["secondary_analysis"].search(low):
             continue
+        if re.search(r"\bincluded in the (itt|intention[- ]to[- ]treat|full analysis)\b", low):
+            continue  # "though included in the ITT analyses, they were excluded from the per-protocol ..."
         if re.search(r"\b(on|at|before) (the )?(screening|baseline|enrol+ment|entry|study entry|randomi[sz]ation|day 0)\b",
                      low) and not re.search(r"\b(after|following) (the )?randomi[sz]ation\b", low):
             # "we included only patients with RT-PCR proved infection on screening (day 0)": an
