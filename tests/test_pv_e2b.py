@@ -945,3 +945,11 @@ def test_docs_list_the_filled_and_the_left_elements() -> None:
     rules = e2b.element_rules()
     missing = [n for n in [*rules.elements, *rules.left_to_user] if n not in section]
     assert missing == []
+
+
+def test_placebo_and_numbers_are_never_suspect_drugs() -> None:
+    """Fresh-user QA on BC5CDR: 'placebo' and a bare '5' became suspect drugs of an ICSR."""
+    from clinex.pv.e2b import _NOT_A_SUSPECT
+
+    assert [t for t in ("placebo", "matching placebo", "5", "rats", "the drug", "SM-5887", "Tylenol")
+            if _NOT_A_SUSPECT.search(t)] == ["placebo", "matching placebo", "5", "rats"]

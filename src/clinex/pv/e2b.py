@@ -424,6 +424,16 @@ def _subs(ev: Event, main: str, role: str) -> list[str]:
     return [a.span.text for a in ev.sub_arguments.get(main, ()) if a.role == role]
 
 
+#: Drug mentions that are never a suspect drug of an ICSR: placebo and vehicles, bare
+#: numbers, species and words that name no product ("substance", "drug"). The model tags
+#: them as Drug now and then (fresh-user QA on BC5CDR: "placebo" and "5" became suspects);
+#: ICH E2B(R3) G.k asks for the medicinal product the reporter suspects.
+_NOT_A_SUSPECT = re.compile(
+    r"^\W*(?:(?:matching |identical )?placebos?|vehicle|saline|sham|control|controls|substances?|drugs?|agents?|"
+    r"medications?|compounds?|treatments?|therapy|human|humans|rats?|mice|mouse|dogs?|rabbits?|"
+    r"[\d.,\s%/-]+)\W*$", re.I)
+
+
 def case_from_record(item: SentenceEvents, *, source: str = "", meta: dict[str, Any] | None = None,
                      substances: Callable[[str], Sequence[str]] = _substances) -> Case | None:
     """The literature case of one record, or None when it has none.
@@ -459,7 +469,7 @@ def case_from_record(item: SentenceEvents, *, source: str = "", meta: dict[str, 
         effects = [a.span.text for a in ev.main("Effect") if a.span.text.strip()]
         named = [a.span.text for a in ev.sub_arguments.get("Treatment", ()) if a.role == "Drug"]
         named += [d.span.text for c in ev.combinations for d in c.drugs]
-        named = list(dict.fromkeys(t for t in named if t.strip()))
+        named = list(dict.fromkeys(t for t in named if t.strip() and not _NOT_A_SUSPECT.search(t)))
         if not effects or not named:
             continue
         died = bool(_FATAL.search(ev.trigger.text))  # "died of hepatic failure": the trigger says it
