@@ -424,7 +424,7 @@ def test_folders_without_the_tasks_files(cli, tmp_path: Path) -> None:
     res = cli("batch", "pv", empty, "-o", out, "--model", "crf")
     assert res.code == 2
     assert res.stderr == (
-        f"skipped {empty}: [CLX001] {empty}: folder without .jsonl/.json/.txt/.xml/.xml.gz files\n"
+        f"skipped {empty}: [CLX001] {empty}: folder without .jsonl/.json/.ndjson/.txt/.xml/.xml.gz files\n"
         "[CLX001] field 'inputs': none of the 1 input(s) holds an item to process (see above); nothing written\n"
     )
     assert not out.exists()  # so the same command works once the files are there
@@ -432,7 +432,7 @@ def test_folders_without_the_tasks_files(cli, tmp_path: Path) -> None:
     src.write_text('{"id": "r1", "text": "Rash after amoxicillin."}\n', encoding="utf-8")
     res = cli("batch", "pv", empty, src, "-o", out, "--model", "crf")
     assert res.code == 1
-    assert res.stderr == f"skipped {empty}: [CLX001] {empty}: folder without .jsonl/.json/.txt/.xml/.xml.gz files\n"
+    assert res.stderr == f"skipped {empty}: [CLX001] {empty}: folder without .jsonl/.json/.ndjson/.txt/.xml/.xml.gz files\n"
     assert res.stdout.startswith("1 items, 1 rows, 1 errors")
     summary = run_batch("rob", [empty], tmp_path / "rob-out")
     assert summary.n_items == 0 and not (tmp_path / "rob-out").exists()

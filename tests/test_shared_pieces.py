@@ -191,3 +191,18 @@ def test_one_sentence_splitter() -> None:
     for raw, code in copies:
         assert _splitter_hits("x.py", raw, code), (raw, code)
     assert not _splitter_hits("x.py", "", "        tok.is_sent_start = i == 0\n")
+
+
+def test_one_json_lines_sniffer() -> None:
+    """Issue 24: the JSON-lines test (a .jsonl/.json/.ndjson name, or content starting with
+    '{') lives only in ``clinex/io/jsonl.py`` (:func:`clinex.io.jsonl.is_jsonl`); the CLI,
+    batch and the web upload call it."""
+    copies = []
+    suffixes = re.compile(r"""\(\s*["']\.jsonl["']\s*,\s*["']\.(nd)?json["']""")
+    for path in sorted(PKG.rglob("*.py")):
+        if path == PKG / "io" / "jsonl.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        if suffixes.search(text) or 'startswith(b"{")' in text:
+            copies.append(str(path.relative_to(PKG)))
+    assert copies == [], "JSON-lines sniffing outside clinex/io/jsonl.py: " + ", ".join(copies)

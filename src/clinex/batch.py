@@ -73,6 +73,7 @@ from pathlib import Path
 from typing import Any
 
 from clinex.errors import ClinexError, InputError
+from clinex.io.jsonl import JSONL_SUFFIXES, is_jsonl
 from clinex.pv.counts import COUNT_COLUMNS as PV_COUNT_COLUMNS
 from clinex.pv.counts import event_counts
 from clinex.pv.pipeline import RECORDS_PER_CALL
@@ -175,7 +176,7 @@ def _pv_expand(path: Path) -> Iterator[Item | ItemError]:
         # one unreadable file (binary, not UTF-8) is reported under its own name and the
         # folder's other files go on
         try:
-            if p.suffix in (".jsonl", ".json"):
+            if is_jsonl(p):
                 errors: list[ClinexError] = []
                 # a record over MAX_PV_TEXT_CHARS is a bad line too, named by file and line
                 records = jsonl_records(require_file(p).read_bytes(), path=p, errors="skip", on_error=errors.append)
@@ -318,7 +319,7 @@ def _rob_resolve_model(spec: str) -> tuple[str, dict[str, str]]:
     return folder, {"model": loaded.name, "model_folder": folder}
 
 
-_PV_SUFFIXES = (".jsonl", ".json", ".txt", ".xml", ".xml.gz")
+_PV_SUFFIXES = (*JSONL_SUFFIXES, ".txt", ".xml", ".xml.gz")
 _ROB_SUFFIXES = (".pdf", ".txt", ".xml", ".html", ".htm")
 """The files a folder input stands for (``.htm`` as ``clinex rob assess`` reads it)."""
 

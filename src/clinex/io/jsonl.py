@@ -17,7 +17,7 @@ from typing import Literal, NamedTuple
 from clinex.errors import ClinexError, EncodingError, FormatError, report_to_stderr
 from clinex.io.textfile import iter_json_lines, require_file
 
-__all__ = ["TextRecord", "iter_jsonl_texts", "parse_jsonl_data", "looks_like_jsonl"]
+__all__ = ["TextRecord", "iter_jsonl_texts", "parse_jsonl_data", "looks_like_jsonl", "is_jsonl", "JSONL_SUFFIXES"]
 
 
 class TextRecord(NamedTuple):
@@ -28,10 +28,36 @@ class TextRecord(NamedTuple):
     line: int
 
 
-def looks_like_jsonl(data: str) -> bool:
-    """True if the first non-blank character of ``data`` is ``{`` (a JSON object)."""
-    stripped = data.lstrip("\ufeff \t\r\n")
-    return stripped.startswith("{")
+#: File name endings read as JSON lines (case-insensitive; :func:`is_jsonl`).
+JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
+
+
+def looks_like_jsonl(data: str | bytes) -> bool:
+    """True if the first non-blank character of ``data`` is ``{`` (a JSON object).
+
+    Examples
+    --------
+    >>> looks_like_jsonl('\ufeff  {"id": 1}'), looks_like_jsonl(b"Aspirin caused a rash."), looks_like_jsonl(b" {}")
+    (True, False, True)
+    """
+    if isinstance(data, bytes):
+        return data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
+    return data.lstrip("\ufeff \t\r\n").startswith("{")
+
+
+def is_jsonl(name: str | Path | None, head: str | bytes | None = None) -> bool:
+    """The one JSON-lines test of every surface (``clinex pv extract``, ``clinex batch``,
+    the web upload): a name ending in :data:`JSONL_SUFFIXES` (any case), or, when ``head``
+    (the start of the content) is given, content whose first non-blank character is ``{``.
+
+    Examples
+    --------
+    >>> is_jsonl("notes.JSONL"), is_jsonl("notes.txt"), is_jsonl("notes.txt", b'{"id": "1"}')
+    (True, False, True)
+    """
+    if name is not None and Path(str(name)).suffix.lower() in JSONL_SUFFIXES:
+        return True
+    return head is not None and looks_like_jsonl(head)
 
 
 def _binary(data: bytes) -> bool:

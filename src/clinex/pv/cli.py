@@ -335,8 +335,9 @@ def extract_cmd(
             name, label = in_file.stem, str(in_file)
         kind = input_format
         if kind == "auto":
-            suffix = in_file.suffix.lower() if in_file is not None else ""
-            if suffix in (".jsonl", ".ndjson", ".json"):
+            from clinex.io.jsonl import is_jsonl
+
+            if is_jsonl(in_file):
                 kind = "jsonl"
             elif (is_medline_file(in_file) if data is None
                   else is_gzip(data[:2]) or looks_like_medline(data[:4096])):  # sniffed, not only named
@@ -344,8 +345,7 @@ def extract_cmd(
             else:
                 if data is None:
                     data = in_file.read_bytes()
-                head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
-                kind = "jsonl" if head.startswith(b"{") else "text"
+                kind = "jsonl" if is_jsonl(None, data) else "text"
 
         def note(exc: Exception) -> None:
             skipped.append(str(exc))

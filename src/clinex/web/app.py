@@ -148,7 +148,6 @@ _TIMEOUT = 300  # seconds of work per task request; a 300-page PDF takes well un
 _PER_CLIENT = 16  # task requests admitted at once from one peer address (see create_app)
 _MAX_DISK_NAME = 200  # bytes of a temporary file's name (file systems allow 255)
 _MAX_NAME = 255  # characters of the uploaded name kept for messages and ``source``
-_JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
 _PVFormat = Literal["phee", "brat", "csv"]  # downloads of PV results
 _CohortFormat = Literal["xml", "json", "csv"]  # downloads of cohort results
 
@@ -382,9 +381,10 @@ def _pv_upload_work(path: Path, display: str, model_name: str, fmt: str | None) 
 
     data = path.read_bytes()
     stem = Path(display).stem or "text"
-    head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
     skipped: list[str] = []
-    if Path(display).suffix.lower() in _JSONL_SUFFIXES or head.startswith(b"{"):
+    from clinex.io.jsonl import is_jsonl
+
+    if is_jsonl(display, data):
         from clinex.pv.pipeline import jsonl_records
 
         # as `clinex pv extract`: a bad line (a text over MAX_PV_TEXT_CHARS too) is reported
