@@ -1,4 +1,4 @@
-"""Mutation fuzzing of every clinex reader: the long profile of tests/test_fuzz_readers.py.
+"""Mutation fuzzing of every clinex reader: the long profile of tests/io/test_fuzz_readers.py.
 
 For each reader (PHEE JSON, JSON lines, brat, n2c2 XML, notes folders, tagtog, PDF,
 JATS, plain text) a child process feeds ``--n`` mutants of a small valid seed

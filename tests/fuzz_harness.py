@@ -1,6 +1,6 @@
 """Mutation fuzzing of every clinex reader: seeds, mutations, readers and the verdict.
 
-Shared by ``tests/test_fuzz_readers.py`` (short "ci" profile) and ``bench/fuzz.py``
+Shared by ``tests/io/test_fuzz_readers.py`` (short "ci" profile) and ``bench/fuzz.py``
 (long profile). Each reader has a small valid seed built here (no corpus needed); a
 hypothesis strategy mutates one of its files (byte flips, truncation, deletion,
 duplication, insertion of NUL bytes, lone surrogates, deep nesting, huge numbers,

@@ -3,7 +3,7 @@ that every write of an output, a batch file or a model.json goes through it (iss
 
 Faults are injected where the operating system answers (``os.open`` of the temporary
 file, ``os.fsync``, ``os.replace``), with the ``errno`` a full disk (ENOSPC) or a
-read-only mount (EROFS) gives; ``tests/test_fs_faults.py`` also runs real ones on a
+read-only mount (EROFS) gives; ``tests/surfaces/test_fs_faults.py`` also runs real ones on a
 tiny tmpfs where the machine allows mounting.
 """
 

@@ -2,7 +2,7 @@
 
 Text comes from the PDF's text layer through pypdfium2 (PDFium), chosen over
 pdfplumber for speed (a 300-page report reads in about a second, see
-``tests/test_io_pdf.py``). PDFium gives text *runs* with their boxes
+``tests/io/test_io_pdf.py``). PDFium gives text *runs* with their boxes
 (``FPDFText_CountRects`` / ``FPDFText_GetBoundedText``, or character by character where rectangles
 overlap, see :func:`_runs`); this module lays them out:
 
@@ -701,7 +701,7 @@ def _merge_runs(runs: list[_Run]) -> list[_Run]:
     character or one PDFium generated from the glyph advances) or where the gap is
     wider than half the line height; otherwise they touch ("four" + "."). (Text
     drawn twice on itself, for fake bold, PDFium already reads once.) Own rules,
-    checked on Chromium and reportlab PDFs (``tests/test_io_pdf.py``).
+    checked on Chromium and reportlab PDFs (``tests/io/test_io_pdf.py``).
     """
     out: list[_Run] = []
     for r in runs:

@@ -12,7 +12,7 @@ What is filled, and how, is data: ``resources/pv/e2b/elements.json`` lists every
 clinex fills (number, name, maximum length and data type as the FDA's
 ``icsr_data_elements.csv`` gives them) and the required elements it leaves to the sender
 (MedDRA coding above all: MedDRA needs a licence). ``docs/pv.md`` (*E2B(R3) export*)
-lists both. ``tests/test_pv_e2b.py`` checks every element written against the CSV's
+lists both. ``tests/pv/test_pv_e2b.py`` checks every element written against the CSV's
 XPaths, lengths, data types and allowed values, and against the FDA's rejection rules.
 
 The output is a draft for the sender's safety database or gateway, not a finished

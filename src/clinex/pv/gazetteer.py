@@ -8,7 +8,7 @@ costs about 1.5 s of every CLI start-up; clinex needs only exact matching, so it
 the same dictionary file without importing the package and applies the same exact
 matching rule (:func:`find_drugs`, identical results to
 ``drug_named_entity_recognition.find_drugs(tokens, is_ignore_case=True)``; checked on
-every PHEE dev sentence by ``tests/test_pv_gazetteer.py``).
+every PHEE dev sentence by ``tests/pv/test_pv_gazetteer.py``).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ same x86 32-bit hash with seed 0 as scikit-learn's ``murmurhash3_bytes_s32``).
 The analyzers follow scikit-learn 1.x ``sklearn/feature_extraction/text.py``
 (``_VectorizerMixin._word_ngrams``, ``_char_wb_ngrams``, default ``token_pattern``
 and ``lowercase=True``) and the index rule of ``_hashing_fast.pyx`` (``abs(h) %
-n_features``, with ``h = -2**31`` mapped as there); ``tests/test_pv_gate.py`` checks
+n_features``, with ``h = -2**31`` mapped as there); ``tests/pv/test_pv_gate.py`` checks
 the logits against scikit-learn's own transform on every PHEE dev sentence.
 """
 

@@ -729,7 +729,7 @@ def _local_redoc(app: FastAPI) -> None:
     """Serve fastapi-offline's ReDoc bundle with its sidebar logo pointing at the local
     favicon: ReDoc 2 draws ``<img src="https://cdn.redoc.ly/redoc/logo-mini.svg">`` in every
     page, the only request to another host the docs would make
-    (``tests/test_web_browser.py`` records every request the docs pages make)."""
+    (``tests/surfaces/test_web_browser.py`` records every request the docs pages make)."""
     import fastapi_offline
     from starlette.routing import Route
 

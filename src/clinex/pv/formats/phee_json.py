@@ -131,7 +131,7 @@ class _Ctx:
 # models, and most of the time of a plain read went to full collections scanning
 # every model already read. Refcounting still frees memory as usual; the objects are
 # equal (``==``, ``model_dump``, ``model_fields_set``) to validated ones
-# (tests/test_reader_speed_and_ints.py compares them on the corpus seed).
+# (tests/io/test_reader_speed_and_ints.py compares them on the corpus seed).
 
 _new = object.__new__
 _setattr = object.__setattr__

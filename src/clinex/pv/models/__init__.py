@@ -114,7 +114,7 @@ makes the CLI, the web API and ``clinex batch pv`` accept it."""
 AUTO = "auto"
 """The name that picks the first kind in :data:`REGISTRY` order of preference whose
 shipped model and libraries are installed (ONNX, then transformer, then CRF): the
-ONNX model gives the transformer's events (``tests/test_pv_onnx.py``) without torch."""
+ONNX model gives the transformer's events (``tests/pv/test_pv_onnx.py``) without torch."""
 
 _AUTO_ORDER = ("onnx", "transformer", "crf")
 

@@ -9,7 +9,7 @@ last steps every model shares (:func:`clinex.pv.postprocess.finish_model`).
 Two model kinds use it and differ only in how they compute the probabilities:
 :class:`~clinex.pv.models.transformer.TransformerExtractor` (torch) and
 :class:`~clinex.pv.models.onnx.OnnxExtractor` (onnxruntime). Keeping one copy of
-the decoding is what makes the two give the same events (``tests/test_pv_onnx.py``).
+the decoding is what makes the two give the same events (``tests/pv/test_pv_onnx.py``).
 
 A class using the mixin provides the parameters (``variant``, ``decoder``,
 ``trigger_fallback``, ``fallback_gate``, ``attributes``, ``join_adjacent``,

@@ -10,7 +10,7 @@ with the same code as the torch model (:class:`clinex.pv.models.decoding.TagDeco
 Viterbi, trigger fallback, joint assignment, cue lexicon, the gate and the attribute
 scope rules), so the two kinds give the same events from the same probabilities.
 
-Nothing here imports torch or transformers (``tests/test_pv_onnx.py`` checks it).
+Nothing here imports torch or transformers (``tests/pv/test_pv_onnx.py`` checks it).
 
 Threads
 -------
