@@ -50,16 +50,14 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Literal
-from xml.etree.ElementTree import Element, ParseError
-
-import defusedxml
-import defusedxml.ElementTree as SafeET
+from xml.etree.ElementTree import Element
 
 from clinex.cohort.criteria_names import canonical_order
 from clinex.cohort.formats.records import SEPARATOR, parse_record_date, split_records
 from clinex.cohort.types import MET, NOT_MET, Decision, Patient
 from clinex.errors import ClinexError, EncodingError, FormatError, InputError, SchemaError
 from clinex.io.textfile import check_nul, utf8_error
+from clinex.io.xmlfile import XMLFault, parse_xml
 
 __all__ = [
     "read_patient",
@@ -91,20 +89,21 @@ def _line_of(text: str, needle: str, start: int = 0) -> int | None:
 
 def _parse_root(source: str | bytes, path: str | Path | None) -> Element:
     try:
-        return SafeET.fromstring(source)
-    except ParseError as exc:
-        line = exc.position[0] if getattr(exc, "position", None) else None
-        msg = re.sub(r":\s*line \d+, column \d+$", "", str(exc))
-        col = f", column {exc.position[1] + 1}" if line is not None else ""
-        raise FormatError(f"malformed XML: {msg}{col}", path=path, line=line) from None
-    except LookupError as exc:  # <?xml encoding="..."?> names no codec Python knows
-        raise EncodingError(f"XML declares an unknown encoding ({exc})", path=path, line=1) from None
-    except defusedxml.DefusedXmlException as exc:
-        raise FormatError(
-            f"forbidden XML construct ({type(exc).__name__}); n2c2 files need no "
-            "DTD, entity declarations or external references",
-            path=path,
-        ) from None
+        return parse_xml(source)
+    except XMLFault as fault:
+        if fault.kind == "malformed":
+            msg = re.sub(r":\s*line \d+, column \d+$", "", fault.message)
+            col = f", column {fault.column + 1}" if fault.line is not None else ""
+            raise FormatError(f"malformed XML: {msg}{col}", path=path, line=fault.line) from None
+        if fault.kind == "unknown-encoding":
+            raise EncodingError(f"XML declares an unknown encoding ({fault.detail})", path=path, line=1) from None
+        if fault.kind == "unsafe":
+            raise FormatError(
+                f"forbidden XML construct ({fault.detail}); n2c2 files need no "
+                "DTD, entity declarations or external references",
+                path=path,
+            ) from None
+        raise EncodingError("not UTF-8 text", path=path) from None
 
 
 def parse_patient_xml(

@@ -93,32 +93,24 @@ def doc_key(path: str | Path) -> str:
 
 
 def _read_pages(path: Path) -> list[tuple[str, str]]:
-    from xml.etree.ElementTree import ParseError
-
-    from defusedxml import ElementTree
-    from defusedxml.common import DefusedXmlException
+    from clinex.errors import EncodingError
+    from clinex.io.xmlfile import XMLFault, parse_xml
 
     require_file(path)
     if path.stat().st_size == 0:
         raise FormatError("empty file (0 bytes), expected a tagtog plain.html", path=path)
     try:
-        tree = ElementTree.parse(str(path))
-    except ParseError as exc:
-        line = exc.position[0] if getattr(exc, "position", None) else None
-        raise FormatError(f"not well-formed XHTML: {exc.msg if hasattr(exc, 'msg') else exc}",
-                          path=path, line=line) from None
-    except DefusedXmlException as exc:
-        raise FormatError(f"refused unsafe XML ({type(exc).__name__})", path=path) from None
-    except UnicodeDecodeError:
-        from clinex.errors import EncodingError
-
-        raise EncodingError("not UTF-8 text", path=path) from None
-    except LookupError as exc:  # <?xml encoding="..."?> names no codec Python knows
-        from clinex.errors import EncodingError
-
-        raise EncodingError(f"XML declares an unknown encoding ({exc})", path=path, line=1) from None
+        root = parse_xml(path)
+    except XMLFault as fault:
+        if fault.kind == "malformed":
+            raise FormatError(f"not well-formed XHTML: {fault.detail}", path=path, line=fault.line) from None
+        if fault.kind == "unsafe":
+            raise FormatError(f"refused unsafe XML ({fault.detail})", path=path) from None
+        if fault.kind == "encoding":
+            raise EncodingError("not UTF-8 text", path=path) from None
+        raise EncodingError(f"XML declares an unknown encoding ({fault.detail})", path=path, line=1) from None
     pages = []
-    for el in tree.iter():
+    for el in root.iter():
         tag = el.tag if isinstance(el.tag, str) else ""
         if tag in (f"{_XHTML}pre", "pre") and _PAGE_ID.match(el.get("id") or ""):
             pages.append((el.get("id"), "".join(el.itertext())))
