@@ -700,16 +700,18 @@ def test_default_output_beside_the_run(cli, run_dir: Path) -> None:
 def test_bad_run_folders_exit_2_naming_the_folder(cli, run_dir: Path, tmp_path: Path) -> None:
     missing = tmp_path / "nope"
     res = cli("pv", "e2b", missing, "-o", tmp_path / "o1")
-    assert res.code == 2 and f"[CLX001] {missing}: no such folder" in res.stderr
+    assert res.code == 2 and f"[CLX001] {missing}: no such folder; `clinex pv e2b` reads the --output folder of a `clinex batch pv` run" in res.stderr
     plain = tmp_path / "plain"
     plain.mkdir()
     res = cli("pv", "e2b", plain, "-o", tmp_path / "o2")
-    assert res.code == 2 and f"[CLX001] {plain}: not a `clinex batch pv` output folder (no manifest.json)" in res.stderr
+    assert res.code == 2 and (f"[CLX001] {plain}: not a `clinex batch pv` output folder (no manifest.json); `clinex pv e2b` reads the "
+                              "--output folder of a `clinex batch pv` run") in res.stderr
     rob = tmp_path / "rob"
     rob.mkdir()
     (rob / "manifest.json").write_text(json.dumps({"task": "rob", "status": "done"}), encoding="utf-8")
     res = cli("pv", "e2b", rob, "-o", tmp_path / "o3")
-    assert res.code == 2 and f"{rob}: a `clinex batch rob` run, not `clinex batch pv`" in res.stderr
+    assert res.code == 2 and (f"{rob}: a `clinex batch rob` run, not `clinex batch pv`; `clinex pv e2b` reads the --output folder of a "
+                              "`clinex batch pv` run") in res.stderr
     # an incomplete run: the manifest is written first ("running"), results.parquet last
     torn = tmp_path / "torn"
     (torn / "parts").mkdir(parents=True)
@@ -720,7 +722,7 @@ def test_bad_run_folders_exit_2_naming_the_folder(cli, run_dir: Path, tmp_path: 
     res = cli("pv", "e2b", torn, "-o", tmp_path / "o4")
     assert res.code == 2
     assert (f"[CLX001] {torn}: the batch run is incomplete (manifest status 'running'; 1 of 3 part file(s) on "
-            f"disk); run the same `clinex batch pv ... --output {torn}` command again to finish it, then export"
+            f"disk); run the same `clinex batch pv ... --output {torn}` command again to finish it, then `clinex pv e2b`"
             ) in res.stderr
     manifest.update(status="done")
     (torn / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
@@ -924,7 +926,7 @@ def test_unreadable_row_is_skipped_with_a_warning(tmp_path: Path) -> None:
     assert (summary.records, summary.icsrs, summary.no_case) == (1, 0, 1)
     assert len(warnings) == 1 and "record '9': its phee_json cannot be read" in warnings[0]
     (run / "results.parquet").write_bytes(b"PAR1 torn")
-    with pytest.raises(InputError, match="results.parquet: cannot be read"):
+    with pytest.raises(InputError, match="results.parquet: cannot be read as Parquet"):
         write_e2b(run, tmp_path / "out2")
 
 

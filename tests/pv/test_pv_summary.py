@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from clinex.errors import InputError
+from clinex.pv.run_folder import check_pv_run
 from clinex.pv.summary import (
     PAIR_COLUMNS,
     SUMMARY_FILES,
@@ -219,7 +220,7 @@ def test_an_incomplete_run_is_refused(run: Path, tmp_path: Path, cli) -> None:  
     assert res.code == 2
     assert res.stderr.strip() == (
         f"[CLX001] {part}: the batch run is incomplete (manifest status 'running'; 1 of 1 part file(s) on disk); "
-        f"run the same `clinex batch pv ... --output {part}` command again to finish it, then summarize")
+        f"run the same `clinex batch pv ... --output {part}` command again to finish it, then `clinex pv summarize`")
     assert not (part / "summary").exists()
     # done, but results.parquet holds other rows than the manifest says
     (part / "manifest.json").write_text(json.dumps(manifest | {"n_rows": 9}), encoding="utf-8")
@@ -229,13 +230,18 @@ def test_an_incomplete_run_is_refused(run: Path, tmp_path: Path, cli) -> None:  
                                                  "says 9: the run is incomplete or was changed; run the same "
                                                  "`clinex batch pv` command again")
     (part / "manifest.json").write_text(json.dumps(manifest | {"task": "rob"}), encoding="utf-8")
-    assert "a `clinex batch rob` run; `clinex pv summarize` reads `clinex batch pv` runs" in cli(
-        "pv", "summarize", part).stderr
+    assert ("a `clinex batch rob` run, not `clinex batch pv`; `clinex pv summarize` reads the --output folder of a "
+            "`clinex batch pv` run") in cli("pv", "summarize", part).stderr
     (part / "manifest.json").unlink()
     res = cli("pv", "summarize", part)
-    assert (res.code, res.stderr.strip()) == (2, f"[CLX001] {part}: no manifest.json: not a `clinex batch` run folder")
-    with pytest.raises(InputError, match="not a folder"):
+    assert (res.code, res.stderr.strip()) == (2, f"[CLX001] {part}: not a `clinex batch pv` output folder (no "
+                                                 "manifest.json); `clinex pv summarize` reads the --output folder "
+                                                 "of a `clinex batch pv` run")
+    with pytest.raises(InputError, match="missing: no such folder; `clinex pv summarize` reads the --output folder"):
         check_run(tmp_path / "missing")
+    (tmp_path / "m.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(InputError, match="m.json: not a folder; `clinex pv e2b` reads the --output folder"):
+        check_pv_run(tmp_path / "m.json", "e2b")
 
 
 # ----------------------------------------------------------------------------- normal forms

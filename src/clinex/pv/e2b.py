@@ -46,6 +46,7 @@ from xml.etree import ElementTree as ET
 from pydantic import BaseModel, ConfigDict, Field
 
 from clinex.errors import ClinexError, FormatError, InputError
+from clinex.pv.run_folder import check_pv_run, sql_str
 from clinex.pv.types import Event, SentenceEvents
 
 __all__ = [
@@ -870,57 +871,6 @@ def build_batch(cases: Sequence[tuple[Case, str]], settings: E2BSettings, batch_
 _NEEDED_COLUMNS = ("id", "text", "n_adverse", "phee_json")
 
 
-def _check_run(run: Path) -> tuple[dict[str, Any], set[str]]:
-    """The manifest and result columns of a finished ``clinex batch pv`` run, or :class:`InputError`."""
-    if not run.exists():
-        raise InputError("no such folder; give the --output folder of a `clinex batch pv` run", path=run)
-    if not run.is_dir():
-        raise InputError("not a folder; give the --output folder of a `clinex batch pv` run", path=run)
-    manifest_path = run / "manifest.json"
-    if not manifest_path.is_file():
-        raise InputError("not a `clinex batch pv` output folder (no manifest.json)", path=run)
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (ValueError, OSError) as exc:
-        raise InputError(f"the batch run's manifest cannot be read ({exc}); run the same `clinex batch pv` "
-                         "command again to rebuild it", path=manifest_path) from None
-    if not isinstance(manifest, dict):
-        raise InputError("the batch run's manifest is not a JSON object", path=manifest_path)
-    if manifest.get("task") != "pv":
-        raise InputError(f"a `clinex batch {manifest.get('task')}` run, not `clinex batch pv`; "
-                         "E2B reports are made from pharmacovigilance runs", path=run)
-    if manifest.get("status") != "done":
-        parts = len(list((run / "parts").glob("part-*.parquet"))) if (run / "parts").is_dir() else 0
-        raise InputError(
-            f"the batch run is incomplete (manifest status {manifest.get('status')!r}; {parts} of "
-            f"{manifest.get('n_parts', '?')} part file(s) on disk); run the same `clinex batch pv ... --output "
-            f"{run}` command again to finish it, then export", path=run)
-    results = run / "results.parquet"
-    if not results.is_file():
-        raise InputError("the run's manifest says done but there is no results.parquet; run the same "
-                         "`clinex batch pv` command again to rebuild it", path=run)
-    import duckdb
-
-    sql_path = str(results).replace("'", "''")
-    con = duckdb.connect()
-    try:
-        columns = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM read_parquet('{sql_path}')").fetchall()}
-        n_rows = int(con.execute(f"SELECT count(*) FROM read_parquet('{sql_path}')").fetchone()[0])
-    except duckdb.Error as exc:
-        raise InputError(f"cannot be read ({str(exc).splitlines()[0]}); run the same `clinex batch pv` command "
-                         "again (with --force if it says the run is torn)", path=results) from None
-    finally:
-        con.close()
-    missing = [c for c in _NEEDED_COLUMNS if c not in columns]
-    if missing:
-        raise InputError(f"no column(s) {', '.join(missing)}: not the results of `clinex batch pv` from this "
-                         "clinex version; run it again with --force", path=results)
-    if isinstance(manifest.get("n_rows"), int) and manifest["n_rows"] != n_rows:
-        raise InputError(f"holds {n_rows} rows, the manifest says {manifest['n_rows']}: the run is incomplete "
-                         "or was changed; run the same `clinex batch pv` command again", path=results)
-    return manifest, columns
-
-
 def iter_run_cases(run: str | Path, *, on_warning: Callable[[str], None] | None = None,
                    counts: dict[str, int] | None = None) -> Iterator[Case]:
     """The literature cases of a finished ``clinex batch pv`` run, in the order of its results.
@@ -946,15 +896,17 @@ def iter_run_cases(run: str | Path, *, on_warning: Callable[[str], None] | None 
     ------
     InputError
         ``run`` is missing, not a ``clinex batch pv`` folder, or an incomplete run (the
-        message names the folder and says how to finish it); ``results.parquet`` cannot
-        be read or lacks the pv columns.
+        message names the folder and says how to finish it:
+        :func:`clinex.pv.run_folder.check_pv_run`).
+    FormatError
+        ``results.parquet`` cannot be read or lacks the pv columns.
     """
     import duckdb
 
     from clinex.pv.formats.phee_json import parse_phee_dict
 
     run = Path(run)
-    manifest, columns = _check_run(run)
+    manifest, columns = check_pv_run(run, "e2b", columns=_NEEDED_COLUMNS)
     warn = on_warning or (lambda m: print(m, file=sys.stderr))
     if isinstance(manifest.get("n_errors"), int) and manifest["n_errors"] > 0:
         warn(f"warning: {run}: the batch run skipped {manifest['n_errors']} input item(s) (see "
@@ -963,12 +915,11 @@ def iter_run_cases(run: str | Path, *, on_warning: Callable[[str], None] | None 
     for key in ("records", "cases", "no_case", "animals"):
         counts.setdefault(key, 0)
     results = run / "results.parquet"
-    sql_path = str(results).replace("'", "''")
     con = duckdb.connect()
     try:
         source = "source" if "source" in columns else "''"
         meta = "meta_json" if "meta_json" in columns else "NULL"
-        cur = con.execute(f"SELECT id, {source}, phee_json, {meta} FROM read_parquet('{sql_path}') "
+        cur = con.execute(f"SELECT id, {source}, phee_json, {meta} FROM read_parquet({sql_str(results)}) "
                           "WHERE n_adverse > 0")
         while rows := cur.fetchmany(1000):
             for rid, src, phee, meta_json in rows:
@@ -1072,7 +1023,7 @@ def write_e2b(run: str | Path, out: str | Path, *, settings: E2BSettings | None 
     run, out = Path(run), Path(out)
     s = (settings or E2BSettings()).checked()
     assert s.created is not None
-    _check_run(run)  # before anything is written
+    check_pv_run(run, "e2b", columns=_NEEDED_COLUMNS)  # before anything is written
     _prepare_out(out, force)
     summary = E2BSummary(out=out)
     counts: dict[str, int] = {}

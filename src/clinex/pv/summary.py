@@ -70,6 +70,8 @@ from typing import Any, NamedTuple
 from clinex.errors import ClinexError, FormatError, InputError
 from clinex.io.atomic import atomic_path, write_atomic
 from clinex.pv.counts import is_negated_event, is_speculated_event
+from clinex.pv.run_folder import check_pv_run
+from clinex.pv.run_folder import sql_str as _sql_str
 from clinex.pv.types import Argument, Event
 from clinex.text import Span, sentence_offsets
 
@@ -264,62 +266,17 @@ def reaction_forms(names: Iterable[str]) -> dict[str, str]:
 def check_run(run: str | Path) -> dict[str, Any]:
     """Check that ``run`` is a finished ``clinex batch pv`` folder; return its manifest.
 
+    The check of :func:`clinex.pv.run_folder.check_pv_run` with the columns a summary
+    reads (kept importable here for callers of earlier versions).
+
     Raises
     ------
     InputError
-        Not a folder, no ``manifest.json`` or an unreadable one, another task's run, a run
-        not finished (status other than ``done``: the message gives the parts on disk and
-        the command to finish it), no ``results.parquet``, or one whose row count is not
-        the manifest's. Each names the folder or the file.
+        See :func:`~clinex.pv.run_folder.check_pv_run`.
+    FormatError
+        ``results.parquet`` cannot be read or lacks a column (names the file).
     """
-    folder = Path(run)
-    if not folder.is_dir():
-        raise InputError("not a folder; pass the --output folder of a `clinex batch pv` run", path=folder)
-    manifest_path = folder / "manifest.json"
-    if not manifest_path.is_file():
-        raise InputError("no manifest.json: not a `clinex batch` run folder", path=folder)
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        if not isinstance(manifest, dict):
-            raise ValueError("not a JSON object")
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"not a readable batch manifest ({exc}); run the `clinex batch pv` command again "
-                         "to rebuild it", path=manifest_path) from None
-    if manifest.get("task") != "pv":
-        raise InputError(f"a `clinex batch {manifest.get('task')}` run; `clinex pv summarize` reads "
-                         "`clinex batch pv` runs", path=folder)
-    if manifest.get("status") != "done":
-        parts = len(list((folder / "parts").glob("part-*.parquet"))) if (folder / "parts").is_dir() else 0
-        raise InputError(
-            f"the batch run is incomplete (manifest status {manifest.get('status')!r}; {parts} of "
-            f"{manifest.get('n_parts', '?')} part file(s) on disk); run the same `clinex batch pv ... "
-            f"--output {folder}` command again to finish it, then summarize", path=folder)
-    results = folder / "results.parquet"
-    if not results.is_file():
-        raise InputError("the run's manifest says done but there is no results.parquet; run the same "
-                         "`clinex batch pv` command again to rebuild it", path=folder)
-    import duckdb
-
-    con = duckdb.connect()
-    try:
-        cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM read_parquet({_sql_str(results)})").fetchall()]
-        n_rows = int(con.execute(f"SELECT count(*) FROM read_parquet({_sql_str(results)})").fetchone()[0])
-    except duckdb.Error as exc:
-        raise FormatError(f"not a readable Parquet file ({str(exc).splitlines()[0]})", path=results) from None
-    finally:
-        con.close()
-    missing = [c for c in _NEEDED if c not in cols]
-    if missing:
-        raise FormatError(f"missing column(s) {', '.join(missing)}: written by an older clinex; run the "
-                          "batch again with --force", path=results)
-    if isinstance(manifest.get("n_rows"), int) and manifest["n_rows"] != n_rows:
-        raise InputError(f"holds {n_rows} rows, the manifest says {manifest['n_rows']}: the run is "
-                         "incomplete or was changed; run the same `clinex batch pv` command again", path=results)
-    return manifest
-
-
-def _sql_str(path: Path | str) -> str:
-    return "'" + str(path).replace("'", "''") + "'"
+    return check_pv_run(run, "summarize", columns=_NEEDED)[0]
 
 
 def _check_out(out: Path, force: bool) -> None:
@@ -578,7 +535,7 @@ def summarize_run(
     Raises
     ------
     InputError
-        ``run`` is not a finished pv run (:func:`check_run`), ``out`` exists and is not
+        ``run`` is not a finished pv run (:func:`~clinex.pv.run_folder.check_pv_run`), ``out`` exists and is not
         empty without ``force`` or is a file, or a file cannot be written (``[CLX001] FILE:
         cannot write the output file (...)``).
     FormatError
@@ -593,7 +550,7 @@ def summarize_run(
     out = Path(out) if out is not None else run / "summary"
     if max_html_pairs < 0:
         raise InputError(f"max_html_pairs must be >= 0; got {max_html_pairs}", field="max_html_pairs")
-    manifest = check_run(run)
+    manifest, _ = check_pv_run(run, "summarize", columns=_NEEDED)
     _check_out(out, force)
     summary = PairSummary(out_dir=out)
     n_errors = manifest.get("n_errors")
