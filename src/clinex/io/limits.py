@@ -68,7 +68,7 @@ MAX_PDF_FILTERS = 16
 #: pages at 9 bytes a reference: 45 KB); 1 MiB leaves ten times that. pdfminer, which
 #: reads the structure for the checks above, costs about 2 s per MiB of one line of
 #: short tokens on a shared core, and a 16 MB line of words would take 30 s even read
-#: linearly (:func:`clinex.io.pdf._parser`); such files are broken (line breaks lost)
+#: linearly (:func:`clinex.io.pdf_checks._parser`); such files are broken (line breaks lost)
 #: or hostile (issue 21's fuzzer). Checked by a linear scan of the file's bytes before
 #: pdfminer or the stream checks read it.
 MAX_PDF_LINE_BYTES = 1 * MIB
