@@ -3,7 +3,8 @@
 * :mod:`.assertion` — negation and hedging of every cue (medspaCy ConText);
 * :mod:`.facts` — sentences with sections, pattern findings, who blinding statements
   are about;
-* :mod:`.counts` — randomised / analysed / lost participants per arm;
+* :mod:`.counts` — randomised / analysed / lost participants per arm (numbers and
+  phrasings in :mod:`.count_phrases`, the combined flow in :mod:`.participant_flow`);
 * :mod:`.rules` — one function per way an expert answers a signalling question;
 * :mod:`.model` — :class:`RulesEvidenceModel`, the shipped default evidence model.
 """
