@@ -138,3 +138,18 @@ def test_cli_list_and_download(tiny: tuple[Path, Corpus], cli) -> None:  # noqa:
     assert "downloaded" in cli("data", "list").stdout
     res = cli("data", "download", "nope")
     assert res.code == 2 and "[CLX008]" in res.stderr
+
+
+def test_download_cli_reports_progress_when_stderr_is_no_terminal(
+    tiny: tuple[Path, Corpus], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``clinex data download`` reports through clinex.progress: a plain line on a pipe."""
+    from typer.testing import CliRunner
+
+    from clinex.cli import app
+
+    monkeypatch.setenv("CLINEX_PROGRESS_EVERY", "0")
+    result = CliRunner().invoke(app, ["data", "download", "tiny"])
+    assert result.exit_code == 0, result.output
+    assert f"tiny: 1 files verified (SHA-256) in {data_home() / 'tiny'}" in result.stdout
+    assert f"download tiny (json/train.json): {len(BODY)}/{len(BODY)} bytes (100%)" in result.stderr

@@ -206,3 +206,64 @@ def test_one_json_lines_sniffer() -> None:
         if suffixes.search(text) or 'startswith(b"{")' in text:
             copies.append(str(path.relative_to(PKG)))
     assert copies == [], "JSON-lines sniffing outside clinex/io/jsonl.py: " + ", ".join(copies)
+
+
+def _hits(pattern: re.Pattern[str], allowed: set[str]) -> list[str]:
+    """``file:line: match`` of every match of ``pattern`` in the package's code (comments
+    and docstrings blanked) outside the files named in ``allowed`` (paths under clinex/)."""
+    hits = []
+    for path in _sources():
+        rel = path.relative_to(PKG).as_posix()
+        if rel in allowed:
+            continue
+        code = _code(path)
+        for m in pattern.finditer(code):
+            hits.append(f"{rel}:{code.count(chr(10), 0, m.start()) + 1}: {m.group(0)}")
+    return hits
+
+
+XML_PARSE = re.compile(r"\bdefusedxml\b|\b(?:ElementTree|ET|etree)\.(?:parse|fromstring|iterparse|XMLParser|XML)\(")
+XML_HOMES = {"io/xmlfile.py", "io/medline.py", "web/app.py"}  # web: until its upload sniff is ported
+
+
+def test_one_xml_parse() -> None:
+    """docs/ARCHITECTURE.md: ``io/xmlfile.py`` is the one safe XML parse of the document
+    readers (:func:`clinex.io.xmlfile.parse_xml`); the MEDLINE reader streams with
+    defusedxml's ``iterparse``, the only other parse. Building XML (E2B) is no parse."""
+    hits = _hits(XML_PARSE, XML_HOMES)
+    assert hits == [], "XML parsed outside clinex.io.xmlfile.parse_xml:\n" + "\n".join(hits)
+    for copy in ("from defusedxml import ElementTree", "tree = ElementTree.parse(str(path))",
+                 "root = SafeET.fromstring(source)" .replace("SafeET", "ET")):
+        assert XML_PARSE.search(copy), copy
+    assert not XML_PARSE.search("el = ET.SubElement(parent, tag)")
+
+
+PROGRESS_LIB = re.compile(r"\brich\.progress\b|\btqdm\b|\balive_progress\b")
+
+
+def test_one_progress_reporter() -> None:
+    """docs/ARCHITECTURE.md: ``progress.py`` is the one progress reporter of every long
+    verb; no other module draws a bar with a library of its own."""
+    hits = _hits(PROGRESS_LIB, {"progress.py"})
+    assert hits == [], "a progress bar outside clinex.progress:\n" + "\n".join(hits)
+    assert PROGRESS_LIB.search("from rich.progress import Progress, BarColumn")
+    assert PROGRESS_LIB.search("for x in tqdm(items):")
+
+
+THREAD_KNOBS = re.compile(
+    r"\bintra_op_num_threads\b|\bset_num_threads\(|\bOMP_NUM_THREADS\b|\bMKL_NUM_THREADS\b|\bsched_getaffinity\b"
+)
+
+
+def test_one_thread_setting() -> None:
+    """docs/ARCHITECTURE.md: ``threads.py`` is the one thread setting of model calls. A model
+    may apply a thread count to its runtime (ONNX Runtime's session options, torch), but
+    only a module that takes the count from :mod:`clinex.threads` may do so."""
+    bad = []
+    for hit in _hits(THREAD_KNOBS, {"threads.py"}):
+        rel = hit.split(":", 1)[0]
+        if "clinex.threads" not in (PKG / rel).read_text(encoding="utf-8"):
+            bad.append(hit)
+    assert bad == [], "a thread count set without clinex.threads:\n" + "\n".join(bad)
+    assert THREAD_KNOBS.search("opts.intra_op_num_threads = 2")
+    assert THREAD_KNOBS.search('os.environ["OMP_NUM_THREADS"] = "1"')

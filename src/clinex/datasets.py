@@ -345,16 +345,18 @@ def download_cmd(
     ),
 ) -> None:
     """Download a corpus into $CLINEX_DATA (default ~/.cache/clinex), checking SHA-256."""
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+    from clinex.progress import Progress
 
     corpus = _corpus(name)
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), DownloadColumn(), transient=True
-    ) as bar:
-        tasks = {f.local: bar.add_task(f.local, total=f.size) for f in corpus.files}
+    sizes = {f.local: f.size or 0 for f in corpus.files}
+    done: dict[str, int] = {}
+    total = sum(sizes.values()) or None
+    with Progress(f"download {corpus.name}", total=total, unit="bytes") as bar:
 
-        def on_progress(local: str, done: int, total: int | None) -> None:
-            bar.update(tasks[local], completed=done)
+        def on_progress(local: str, n: int, size: int | None) -> None:
+            done[local] = n
+            bar.describe(f"download {corpus.name} ({local})")
+            bar.update(sum(done.values()), total)
 
         folder = download(name, force=force, base_url=base_url, progress=on_progress)
     typer.echo(f"{corpus.name}: {len(corpus.files)} files verified (SHA-256) in {folder}")
