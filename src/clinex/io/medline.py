@@ -289,6 +289,25 @@ def _year(article: Any) -> int | None:
 def _citation(elem: Any, line: int, name: str, seen: dict[str, int], max_chars: int | None) -> MedlineCitation:
     """A ``<PubmedArticle>`` element as a citation, or a ClinexError naming file, line and PMID."""
     mc = elem.find("MedlineCitation")
+    pmid = _pmid(elem, mc, line, name, seen)
+    article = mc.find("Article")
+    title = _text(article.find("ArticleTitle")) if article is not None else ""
+    parts = _abstract_parts(article)
+    if not title and not parts:
+        raise FormatError(f"PMID {pmid}: no title and no abstract; skipped", path=name, line=line)
+    text, abstract_start, sections = _record_text(title, parts)
+    if max_chars is not None and len(text) > max_chars:
+        raise FormatError(f"PMID {pmid}: {len(text):,} characters of title and abstract, more than {max_chars:,}; "
+                          "skipped", path=name, line=line, field="text")
+    types = tuple(t for t in (_text(e) for e in article.iterfind("PublicationTypeList/PublicationType")) if t) \
+        if article is not None else ()
+    mesh = tuple(t for t in (_text(e) for e in mc.iterfind("MeshHeadingList/MeshHeading/DescriptorName")) if t)
+    return MedlineCitation(pmid, text, len(title), abstract_start, sections, types, _year(article), mesh, line)
+
+
+def _pmid(elem: Any, mc: Any, line: int, name: str, seen: dict[str, int]) -> str:
+    """The citation's PMID, checked (bytes that are not UTF-8, missing, not a number, seen
+    before in the file: a ClinexError) and recorded in ``seen`` with its line."""
     pmid = ((mc.findtext("PMID") if mc is not None else None) or "").strip()
     if _has_mark(elem):
         who = f"PMID {pmid}" if pmid.isascii() and pmid.isdigit() else "citation"
@@ -301,8 +320,12 @@ def _citation(elem: Any, line: int, name: str, seen: dict[str, int], max_chars: 
         raise FormatError(f"PMID {pmid} seen twice (first at line {seen[pmid]}); the second citation skipped",
                           path=name, line=line)
     seen[pmid] = line
-    article = mc.find("Article")
-    title = _text(article.find("ArticleTitle")) if article is not None else ""
+    return pmid
+
+
+def _abstract_parts(article: Any) -> list[tuple[str | None, str]]:
+    """The abstract's non-empty ``AbstractText`` sections in order, as (label or None,
+    text with ``"LABEL: "`` before it when labelled)."""
     parts: list[tuple[str | None, str]] = []
     for sec in article.iterfind("Abstract/AbstractText") if article is not None else ():
         body = _text(sec)
@@ -310,10 +333,14 @@ def _citation(elem: Any, line: int, name: str, seen: dict[str, int], max_chars: 
             continue
         label = " ".join((sec.get("Label") or "").split()) or None
         parts.append((label, f"{label}: {body}" if label else body))
-    if not title and not parts:
-        raise FormatError(f"PMID {pmid}: no title and no abstract; skipped", path=name, line=line)
+    return parts
+
+
+def _record_text(title: str, parts: list[tuple[str | None, str]]
+                 ) -> tuple[str, int, tuple[tuple[str | None, int, int], ...]]:
+    """The record text (title, a space, the abstract's sections one space apart), where
+    the abstract starts, and each section's (label, start, end) in it."""
     text, sections = title, []
-    title_end = len(title)
     abstract_start = len(text)
     if parts:
         text += " " if title else ""  # no title (rare): the abstract starts the text
@@ -323,13 +350,7 @@ def _citation(elem: Any, line: int, name: str, seen: dict[str, int], max_chars: 
                 text += " "
             sections.append((label, len(text), len(text) + len(body)))
             text += body
-    if max_chars is not None and len(text) > max_chars:
-        raise FormatError(f"PMID {pmid}: {len(text):,} characters of title and abstract, more than {max_chars:,}; "
-                          "skipped", path=name, line=line, field="text")
-    types = tuple(t for t in (_text(e) for e in article.iterfind("PublicationTypeList/PublicationType")) if t) \
-        if article is not None else ()
-    mesh = tuple(t for t in (_text(e) for e in mc.iterfind("MeshHeadingList/MeshHeading/DescriptorName")) if t)
-    return MedlineCitation(pmid, text, title_end, abstract_start, tuple(sections), types, _year(article), mesh, line)
+    return text, abstract_start, tuple(sections)
 
 
 def _open(source: str | Path | BinaryIO, name: str) -> tuple[BinaryIO, list[Any]]:
@@ -426,11 +447,6 @@ def iter_medline(
     >>> [(c.pmid, c.text) for c in iter_medline(io.BytesIO(xml))]
     [('1', 'Rash after amoxicillin. CASE: A boy had a rash.')]
     """
-    from xml.etree.ElementTree import ParseError
-
-    from defusedxml.common import DefusedXmlException
-    from defusedxml.ElementTree import DefusedXMLParser
-
     from clinex.io import limits
 
     if errors not in ("raise", "skip"):
@@ -438,73 +454,27 @@ def iter_medline(
     name = str(path) if path is not None else str(source) if isinstance(source, (str, Path)) else "<stdin>"
     report = on_error or report_to_stderr
     stream, closers = _open(source, name)
-    target = _Target(name)
-    parser = DefusedXMLParser(target=target)  # entities refused, external references refused, DOCTYPE allowed
-    target.expat = parser.parser
+    reading = _Reading(name, errors, report, max_chars)
     decoder = codecs.getincrementaldecoder("utf-8")(errors=_ERRORS)
-    seen: dict[str, int] = {}
-    fed = n_read = 0
     started = False
     # read1: at most one read of the file per call, so that gzip data cut short still gives
     # every whole citation before the cut (GzipFile.read(n) drops what it had on EOFError)
     read = getattr(stream, "read1", stream.read)
-
-    def where() -> str:
-        return f"{n_read} citation(s) before it were read" if n_read else "no citation was read"
-
-    def ready() -> Iterator[MedlineCitation]:
-        nonlocal n_read
-        while target.done:
-            elem, line = target.done.pop(0)
-            if elem.tag != "PubmedArticle":
-                continue  # PubmedBookArticle, DeleteCitation: not citations of this reader
-            try:
-                cit = _citation(elem, line, name, seen, max_chars)
-            except ClinexError as exc:
-                if errors == "raise":
-                    raise
-                report(exc)
-                continue
-            finally:
-                elem.clear()
-            n_read += 1
-            yield cit
-
     try:
         while True:
-            try:
-                chunk = read(_CHUNK)
-            except EOFError:
-                raise FormatError(f"gzip data ends early (a truncated file?); {where()}", path=name) from None
-            except (gzip.BadGzipFile, zlib.error) as exc:
-                raise FormatError(f"not valid gzip data ({exc}); {where()}", path=name) from None
+            chunk = reading.read(read)
             if not started:
                 if not chunk:
                     raise FormatError("empty file, expected PubMed/MEDLINE XML", path=name)
                 _check_start(chunk, name)
                 started = True
             final = not chunk
-            data = decoder.decode(chunk, final=final).encode("utf-8")
-            try:
-                if data:
-                    parser.feed(data)
-                if final:
-                    parser.close()
-            except ParseError as exc:
-                line = exc.position[0] if getattr(exc, "position", None) else None
-                raise FormatError(f"XML is not well formed ({exc}); {where()}", path=name, line=line) from None
-            except DefusedXmlException as exc:
-                raise FormatError(
-                    f"refused unsafe XML ({type(exc).__name__}: entity declarations and external references "
-                    f"are not read); {where()}",
-                    path=name, line=target.expat.CurrentLineNumber,
-                ) from None
-            fed += len(data)
-            yield from ready()
-            if fed - target.mark > limits.MAX_MEDLINE_CITATION_BYTES:
+            reading.feed(decoder.decode(chunk, final=final).encode("utf-8"), final)
+            yield from reading.ready()
+            if reading.fed - reading.target.mark > limits.MAX_MEDLINE_CITATION_BYTES:
                 raise FormatError(
                     f"more than MAX_MEDLINE_CITATION_BYTES = {limits.MAX_MEDLINE_CITATION_BYTES:,} bytes without a "
-                    f"whole citation (clinex.io.limits), from line {target.line or 1}; {where()}",
+                    f"whole citation (clinex.io.limits), from line {reading.target.line or 1}; {reading.where()}",
                     path=name,
                 )
             if final:
@@ -512,3 +482,77 @@ def iter_medline(
     finally:
         for c in closers:
             c.close()
+
+
+class _Reading:
+    """One streamed read of :func:`iter_medline`: the XML parser and its target, the PMIDs
+    seen, the bytes fed and the citations read so far (named in file-level errors)."""
+
+    def __init__(self, name: str, errors: str, report: Callable[[ClinexError], None],
+                 max_chars: int | None) -> None:
+        from defusedxml.ElementTree import DefusedXMLParser
+
+        self.name, self.errors, self.report, self.max_chars = name, errors, report, max_chars
+        self.target = _Target(name)
+        # entities refused, external references refused, DOCTYPE allowed
+        self.parser = DefusedXMLParser(target=self.target)
+        self.target.expat = self.parser.parser
+        self.seen: dict[str, int] = {}
+        self.fed = self.n_read = 0
+
+    def where(self) -> str:
+        """How many citations were read before a file-level error."""
+        return f"{self.n_read} citation(s) before it were read" if self.n_read else "no citation was read"
+
+    def read(self, read: Callable[[int], bytes]) -> bytes:
+        """The next chunk of the file's bytes (``b""`` at its end); broken or short gzip
+        data is a FormatError."""
+        try:
+            return read(_CHUNK)
+        except EOFError:
+            raise FormatError(f"gzip data ends early (a truncated file?); {self.where()}", path=self.name) from None
+        except (gzip.BadGzipFile, zlib.error) as exc:
+            raise FormatError(f"not valid gzip data ({exc}); {self.where()}", path=self.name) from None
+
+    def feed(self, data: bytes, final: bool) -> None:
+        """Parse the next UTF-8 bytes (and end the document when ``final``); XML that is
+        not well formed or unsafe is a FormatError naming the line."""
+        from xml.etree.ElementTree import ParseError
+
+        from defusedxml.common import DefusedXmlException
+
+        try:
+            if data:
+                self.parser.feed(data)
+            if final:
+                self.parser.close()
+        except ParseError as exc:
+            line = exc.position[0] if getattr(exc, "position", None) else None
+            raise FormatError(f"XML is not well formed ({exc}); {self.where()}", path=self.name, line=line) from None
+        except DefusedXmlException as exc:
+            raise FormatError(
+                f"refused unsafe XML ({type(exc).__name__}: entity declarations and external references "
+                f"are not read); {self.where()}",
+                path=self.name, line=self.target.expat.CurrentLineNumber,
+            ) from None
+        self.fed += len(data)
+
+    def ready(self) -> Iterator[MedlineCitation]:
+        """The citations parsed so far and not yet yielded; a bad one is reported and
+        skipped (raised with ``errors="raise"``)."""
+        target = self.target
+        while target.done:
+            elem, line = target.done.pop(0)
+            if elem.tag != "PubmedArticle":
+                continue  # PubmedBookArticle, DeleteCitation: not citations of this reader
+            try:
+                cit = _citation(elem, line, self.name, self.seen, self.max_chars)
+            except ClinexError as exc:
+                if self.errors == "raise":
+                    raise
+                self.report(exc)
+                continue
+            finally:
+                elem.clear()
+            self.n_read += 1
+            yield cit
