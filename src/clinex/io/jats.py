@@ -110,12 +110,15 @@ def section_label(title: str | None, sec_type: str | None = None, *,
 
 
 class _Builder:
+    """The document text built paragraph by paragraph (blank lines between), with section marks."""
+
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.pos = 0
         self.sections: list[tuple[int, str]] = []
 
     def para(self, text: str) -> None:
+        """Append a paragraph (nothing when empty)."""
         if not text:
             return
         if self.parts:
@@ -125,10 +128,13 @@ class _Builder:
         self.pos += len(text)
 
     def mark(self, label: str) -> None:
+        """Start a section labelled ``label`` where the next paragraph will start."""
         self.sections.append((self.pos + (2 if self.parts else 0), label))
 
 
 def _walk_sec(sec, b: _Builder) -> None:
+    """The paragraphs of a section's children (titles, nested sections, figure and table
+    captions, list items, other elements but :data:`_SKIP`), in document order."""
     for child in sec:
         name = _local(child.tag)
         if name == "title":
@@ -179,16 +185,48 @@ def read_jats(path: str | Path, *, section_names: Mapping[str, Sequence[str]] | 
     p = require_file(path)
     if p.stat().st_size == 0:
         raise FormatError("empty file (0 bytes), expected JATS XML", path=p)
-    root = parse_xml_file(p)
+    article = _article(parse_xml_file(p), p)
+    ids = _ids(article)
+    b = _Builder()
+    title_el = _first(article, "article-title")
+    title = _text(title_el) if title_el is not None else ""
+    if title:
+        b.mark("front")
+        b.para(title)
+    abstract = _own_abstract(article)
+    if abstract is not None:
+        b.mark("abstract")
+        b.para("Abstract")
+        _walk_sec(abstract, b)
+    body = _first(article, "body")
+    if body is not None:
+        _add_body(body, b, section_names)
+    _add_references(article, b)
+    text = "".join(b.parts)
+    if not text.strip():
+        raise FormatError("the article has no text (no title, abstract or body)", path=p)
+    doc_id = ids["pmcid"] or ids["pmid"] or p.stem
+    return Document(id=doc_id, text=text, sections=_sections(text, b.sections),
+                    meta={"source": str(p), "format": "jats", "title": title or None, **ids})
+
+
+def _article(root, p: Path):
+    """The ``<article>`` element: the root, else the first one under it (a FormatError if none)."""
     article = root if _local(root.tag) == "article" else next(
         (e for e in root.iter() if _local(e.tag) == "article"), None
     )
     if article is None:
         raise FormatError(f"not a JATS article (root element <{_local(root.tag)}>)", path=p)
+    return article
 
-    def first(name: str, under=article):
-        return next((e for e in under.iter() if _local(e.tag) == name), None)
 
+def _first(under, name: str):
+    """The first element named ``name`` (any namespace) at or under ``under``, or None."""
+    return next((e for e in under.iter() if _local(e.tag) == name), None)
+
+
+def _ids(article) -> dict[str, str | None]:
+    """The article's PMID, PMCID and DOI (the first ``<article-id>`` of each type; None when absent)."""
     ids: dict[str, str | None] = {"pmid": None, "pmcid": None, "doi": None}
     for e in article.iter():
         if _local(e.tag) == "article-id":
@@ -196,47 +234,52 @@ def read_jats(path: str | Path, *, section_names: Mapping[str, Sequence[str]] | 
             key = {"pmid": "pmid", "pmc": "pmcid", "pmcid": "pmcid", "doi": "doi"}.get(kind)
             if key and ids[key] is None:
                 ids[key] = _text(e)
-    b = _Builder()
-    title_el = first("article-title")
-    title = _text(title_el) if title_el is not None else ""
-    if title:
-        b.mark("front")
-        b.para(title)
+    return ids
+
+
+def _own_abstract(article):
+    """The article's own abstract: the first without a type, else the first typed one
+    that is no blurb (:data:`_BLURB_TYPES`), else None."""
     abstracts = [e for e in article.iter() if _local(e.tag) == "abstract"]
-    # the abstract without a type is the article's own; a typed one only when it is no blurb
     abstract = next((e for e in abstracts if not e.get("abstract-type")), None)
     if abstract is None:
         abstract = next((e for e in abstracts
                          if (e.get("abstract-type") or "").lower() not in _BLURB_TYPES), None)
-    if abstract is not None:
-        b.mark("abstract")
-        b.para("Abstract")
-        _walk_sec(abstract, b)
-    body = first("body")
-    if body is not None:
-        loose = []
-        for child in body:
-            if _local(child.tag) == "sec":
-                t = next((x for x in child if _local(x.tag) == "title"), None)
-                b.mark(section_label(_text(t) if t is not None else None, child.get("sec-type"),
-                                     section_names=section_names))
-                _walk_sec(child, b)
-            else:
-                loose.append(child)
-        if loose:
-            b.mark("other")
-            _walk_sec(loose, b)
+    return abstract
+
+
+def _add_body(body, b: _Builder, section_names: Mapping[str, Sequence[str]] | None) -> None:
+    """The body's ``<sec>`` elements, each marked with its :func:`section_label`, then
+    the body's other children as one ``"other"`` section."""
+    loose = []
+    for child in body:
+        if _local(child.tag) == "sec":
+            t = next((x for x in child if _local(x.tag) == "title"), None)
+            b.mark(section_label(_text(t) if t is not None else None, child.get("sec-type"),
+                                 section_names=section_names))
+            _walk_sec(child, b)
+        else:
+            loose.append(child)
+    if loose:
+        b.mark("other")
+        _walk_sec(loose, b)
+
+
+def _add_references(article, b: _Builder) -> None:
+    """The ``<ref>`` elements, one paragraph each, after a "References" heading."""
     refs = [e for e in article.iter() if _local(e.tag) == "ref"]
     if refs:
         b.mark("references")
         b.para("References")
         for r in refs:
             b.para(_text(r))
-    text = "".join(b.parts)
-    if not text.strip():
-        raise FormatError("the article has no text (no title, abstract or body)", path=p)
+
+
+def _sections(text: str, marks: list[tuple[int, str]]) -> tuple[Span, ...]:
+    """Section spans from the (start, label) marks: each runs to the next mark, trailing
+    white space left out; marks at or past the text's end and empty sections are dropped."""
     sections = []
-    marks = [(s, lab) for s, lab in b.sections if s < len(text)]
+    marks = [(s, lab) for s, lab in marks if s < len(text)]
     for i, (start, label) in enumerate(marks):
         end = marks[i + 1][0] if i + 1 < len(marks) else len(text)
         while end > start and text[end - 1].isspace():
@@ -244,6 +287,4 @@ def read_jats(path: str | Path, *, section_names: Mapping[str, Sequence[str]] | 
         if end > start:
             sections.append(Span(fragments=(Fragment(start=start, end=end, text=text[start:end]),),
                                  label=label, source="jats"))
-    doc_id = ids["pmcid"] or ids["pmid"] or p.stem
-    return Document(id=doc_id, text=text, sections=tuple(sections),
-                    meta={"source": str(p), "format": "jats", "title": title or None, **ids})
+    return tuple(sections)
