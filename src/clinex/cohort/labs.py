@@ -44,22 +44,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from clinex.cohort.criteria import LabSpec
+from clinex.cohort.lab_numbers import _CELL_NUMBER, _NUM, _NUM_END, _RUN, _num, read_number, read_numbers
 
 __all__ = ["LabValue", "find_lab_values", "lab_holds", "read_number", "read_numbers", "uln_shown"]
 
-#: One number as a US note prints it: thousands grouped by commas ("1,040", "12,500.5"),
-#: a decimal comma followed by one or two digits ("1,2", "12,75"), or plain ("1.2", ".9").
-#: A comma form is never cut out of a longer comma run ("1,2,3" is no "1,2").
-#: Atomic, so that a longer number is never cut short ("1.2" of "1.2,1.4" is no "1").
-_NUM = (
-    r"(?>\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d.]|,\d)"
-    r"|\d+,\d{1,2}(?![\d.]|,\d)"
-    r"|\d+(?:\.\d+)?|\.\d+)"
-)
-_NUMBER = re.compile(rf"(?:{_NUM})(?![\d/]|,\d)")
-#: A run of digits joined by commas (and dots) that no single-number form covers:
-#: a list without spaces ("1.2,1.4") or an ambiguous number ("1,2,3"); see :func:`read_numbers`.
-_RUN = r"\d(?:[\d.]*\d)?(?:,\d(?:[\d.]*\d)?)+"
 _TOKEN = re.compile(
     rf"(?P<range>(?!(?:19|20)\d\d\b)(?:{_NUM})\s*(?:-|–|to)\s*(?!(?:19|20)\d\d\b)(?:{_NUM})(?![\d/]|,\d))"
     rf"|(?P<num>(?:{_NUM})(?![\d/]|,\d))"
@@ -83,90 +71,6 @@ _CONNECTIVES = {
 }
 _REF_WORDS = {"ref", "range", "reference", "normal", "nl"}
 
-_PLAIN = re.compile(r"\d+(?:\.\d+)?|\.\d+")
-_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
-_DECIMAL_COMMA = re.compile(r"\d+,\d{1,2}")
-_DOT_DECIMAL = re.compile(r"\d+\.\d+")
-
-
-def read_number(raw: str) -> float | None:
-    """The value of one number as printed in a lab position, or None when it is ambiguous.
-
-    The one number reader of :mod:`clinex.cohort.labs` (prose, ranges, bounds, slash
-    panels, flowsheet cells). A comma followed by exactly three digits, in groups after
-    one to three leading digits, is a thousands separator ("1,040" is 1040, "10,500.5"
-    is 10500.5); a single comma followed by one or two digits is a decimal comma, as
-    European laboratories print it ("1,2" is 1.2, "12,75" is 12.75). Anything else with
-    a comma ("1,2,3", "1,0400", "1,2.5", "1.040,5") could be several values or one, so
-    it is not read: a wrong creatinine or HbA1c value decides a criterion, a missing
-    one only leaves it to the other values of the note.
-
-    Parameters
-    ----------
-    raw : str
-        The number's characters, without sign or unit.
-
-    Returns
-    -------
-    float or None
-        The value; None when ``raw`` is not one unambiguous number.
-
-    References
-    ----------
-    .. [1] NIST SP 811 (2008), §10.5.2-10.5.3: the decimal marker is the point on the
-       line (US) or the comma (ISO 80000-1, most of Europe); three-digit groups
-       separated by commas are the US thousands grouping.
-
-    Examples
-    --------
-    >>> read_number("1,040"), read_number("1,2"), read_number("1.2"), read_number("1,2,3")
-    (1040.0, 1.2, 1.2, None)
-    """
-    if _PLAIN.fullmatch(raw) or _THOUSANDS.fullmatch(raw):
-        return float(raw.replace(",", ""))
-    if _DECIMAL_COMMA.fullmatch(raw):
-        return float(raw.replace(",", "."))
-    return None
-
-
-def read_numbers(raw: str) -> list[tuple[float, int, int]]:
-    """The values of a comma run without spaces: ``(value, start, end)`` offsets into ``raw``.
-
-    One number (:func:`read_number`) gives one value. A run of dot-decimals joined by
-    commas is a list ("1.2,1.4" is 1.2 then 1.4: a number holds no comma after its
-    decimal point in either writing). Any other run ("1,2,3": 1.2 and 3, or 1, 2 and 3?
-    "1.2,14") gives no value.
-
-    Examples
-    --------
-    >>> read_numbers("1.2,1.4"), read_numbers("1,2,3")
-    ([(1.2, 0, 3), (1.4, 4, 7)], [])
-    """
-    one = read_number(raw)
-    if one is not None:
-        return [(one, 0, len(raw))]
-    parts = raw.split(",")
-    if not all(_DOT_DECIMAL.fullmatch(x) for x in parts):
-        return []
-    out: list[tuple[float, int, int]] = []
-    pos = 0
-    for x in parts:
-        out.append((float(x), pos, pos + len(x)))
-        pos += len(x) + 1
-    return out
-
-
-def _num(raw: str) -> float:
-    """:func:`read_number` of a string a number pattern of this module matched."""
-    v = read_number(raw)
-    if v is None:  # pragma: no cover - the patterns match only readable numbers
-        raise ValueError("a lab number pattern matched a string that is not one number")
-    return v
-
-
-#: A number that does not go on as another number ("1.2" of "1.2.3", "1" of "1,2,3" are none).
-_NUM_END = r"(?![.,]?\d)"
-_CELL_NUMBER = re.compile(rf"(?:{_NUM}){_NUM_END}")
 
 
 @dataclass(frozen=True)
@@ -385,136 +289,201 @@ def _read_values(
 
     ``bounds``: a comparator right after the name ("Cr <0.5", "creatinine: >10") makes
     the next number a result bounded that way, unless a threshold word stands before
-    the name (the caller decides: "hold metformin for Cr > 1.5").
+    the name (the caller decides: "hold metformin for Cr > 1.5"). The tokens
+    (:data:`_TOKEN`) are read one by one by a :class:`_ValueReader`.
     """
-    values: list[LabValue] = []
-    skip_next = False
-    pending_cmp: str | None = None
-    ref_bound = False
-    pending_ref = False
-    pre_ref: tuple[str, str, str | None, re.Match] | None = None  # a range printed before any value
+    reader = _ValueReader(text, pos, seg_end, spec, ns, ne, bounds)
     for t in _TOKEN.finditer(text, pos, seg_end):
+        if reader.step(t):
+            break
+    return reader.finish()
+
+
+class _ValueReader:
+    """The state of :func:`_read_values` over one analyte's tokens.
+
+    Attributes
+    ----------
+    values : list of LabValue
+        Read so far, in text order.
+    skip_next : bool
+        The next number (or range) is a threshold ("goal", "<"), not a result.
+    pending_cmp : str or None
+        A comparator right after the name: the next value is a result given as a bound.
+    ref_bound : bool
+        "(nl <" after a value: the next number is its range's upper limit.
+    pending_ref : bool
+        A reference word ("ref", "normal") was read: the next range or number is a
+        reference range, not a result.
+    pre_ref : tuple or None
+        A range printed before any value, as (low, high, unit, token match): the next
+        value's reference range, or a range of results if no value follows.
+    """
+
+    def __init__(self, text: str, pos: int, seg_end: int, spec: LabSpec, ns: int, ne: int, bounds: bool) -> None:
+        self.text, self.pos, self.seg_end, self.spec = text, pos, seg_end, spec
+        self.ns, self.ne, self.bounds = ns, ne, bounds
+        self.values: list[LabValue] = []
+        self.skip_next = False
+        self.pending_cmp: str | None = None
+        self.ref_bound = False
+        self.pending_ref = False
+        self.pre_ref: tuple[str, str, str | None, re.Match] | None = None
+
+    def step(self, t: re.Match) -> bool:
+        """Read one token; True when the reading stops before it."""
         kind = t.lastgroup
-        s = t.group()
         if kind == "word":
-            flag = _FLAGS.get(s.rstrip("."))
-            if flag is not None and values and values[-1].flag is None and _BEFORE_FLAG.fullmatch(text, values[-1].end, t.start()):
-                # "Creatinine 1.6 H [0.6-1.3]", "1.2 (H)", "1.4 mg/dL high": the lab's own flag
-                v = values[-1]
-                values[-1] = LabValue(v.value, v.raw, v.unit, v.ref_high, v.start, v.end, v.name_start, v.name_end, flag, v.cmp)
-                continue
-            w = s.lower().rstrip(".")
-            if w not in _CONNECTIVES and w != spec.unit.lower() and w not in spec.conversions:
-                # another analyte or prose: stop if it carries its own number
-                nxt = re.match(r"\s*[:=]?\s*(\d)", text[t.end() : seg_end])
-                if nxt and values:
-                    break
-            if w in _THRESHOLD_WORDS:
-                skip_next = True
-            if w in _REF_WORDS:
-                pending_ref = True
-            continue
+            return self._word(t)
         if kind == "cmp":
-            if pending_ref and values and s in ("<", "<=", "≤"):
-                ref_bound = True  # "(nl <1.1)", "(ref <1.1)": the range's upper limit
-                pending_ref = False
-                continue
-            if bounds and not values and not skip_next and _BOUND_LEAD.fullmatch(text, pos, t.start()):
-                pending_cmp = _CMP[s]  # "Cr <0.5", "creatinine >10": a result given as a bound
-                continue
-            skip_next = True
-            continue
+            self._cmp(t.group(), t.start())
+            return False
         if kind == "punct":
-            if s in (";",) and values:
-                break
-            continue
+            return t.group() in (";",) and bool(self.values)
         if kind == "date":
-            continue
+            return False
         if kind == "range":
-            lo_s, hi_s = re.split(r"\s*(?:-|–|to)\s*", s, maxsplit=1)
-            if skip_next:
-                skip_next = False
-                continue
-            if not values and (pending_ref or _parenthesised(text, t.start(), t.end(), pos)):
-                # "Creatinine (ref 0.6-1.2): 1.4", "HbA1c (4.0-6.5) 10.1": a printed reference
-                # range before the value belongs to the value that follows it
-                pre_ref = (lo_s, hi_s, _unit_after(text, t.end(), spec), t)
-                pending_ref = False
-                continue
-            if values or pending_ref:
-                unit = _unit_after(text, t.end(), spec)
-                factor = 1.0
-                if values:
-                    unit = unit or values[-1].unit
-                _, factor = _convert(_num(values[-1].raw) if values else _num(hi_s), unit, spec)
-                hi = _num(hi_s) * factor
-                if values and values[-1].ref_high is None:
-                    v = values[-1]
-                    values[-1] = LabValue(v.value, v.raw, v.unit, hi, v.start, v.end, v.name_start, v.name_end, v.flag, v.cmp)
-                pending_ref = False
-                continue
-            # "stable 1.2-1.3": a range of results
-            unit = _unit_after(text, t.end(), spec)
-            hi_start = t.start() + s.rfind(hi_s)
-            for raw, off in ((lo_s, t.start()), (hi_s, hi_start)):
-                v, _ = _convert(_num(raw), unit, spec)
-                if v is not None:
-                    values.append(LabValue(v, raw, unit, None, off, off + len(raw), ns, ne))
-            continue
-        # a number, or a comma run read as a list of numbers ("1.2,1.4")
-        if kind == "run":
+            self._range(t)
+            return False
+        return self._number(t)
+
+    def finish(self) -> list[LabValue]:
+        """The values read; a range printed before any value and nothing after it
+        ("A1c (7.1-7.4)") is a range of results after all."""
+        if self.pre_ref is not None and not self.values:
+            self._add_range(*self.pre_ref)
+        return self.values
+
+    def _word(self, t: re.Match) -> bool:
+        """A flag after the last value ("1.6 H"), a threshold or reference word, or
+        another analyte or prose (stops when a number of its own follows)."""
+        s, values = t.group(), self.values
+        flag = _FLAGS.get(s.rstrip("."))
+        if flag is not None and values and values[-1].flag is None and _BEFORE_FLAG.fullmatch(self.text, values[-1].end, t.start()):
+            # "Creatinine 1.6 H [0.6-1.3]", "1.2 (H)", "1.4 mg/dL high": the lab's own flag
+            v = values[-1]
+            values[-1] = LabValue(v.value, v.raw, v.unit, v.ref_high, v.start, v.end, v.name_start, v.name_end, flag, v.cmp)
+            return False
+        w = s.lower().rstrip(".")
+        if w not in _CONNECTIVES and w != self.spec.unit.lower() and w not in self.spec.conversions:
+            # another analyte or prose: stop if it carries its own number
+            nxt = re.match(r"\s*[:=]?\s*(\d)", self.text[t.end() : self.seg_end])
+            if nxt and values:
+                return True
+        if w in _THRESHOLD_WORDS:
+            self.skip_next = True
+        if w in _REF_WORDS:
+            self.pending_ref = True
+        return False
+
+    def _cmp(self, s: str, start: int) -> None:
+        """A comparator: a reference range's upper limit ("(nl <1.1)"), a result given
+        as a bound ("Cr <0.5"), or a threshold (the next number is skipped)."""
+        if self.pending_ref and self.values and s in ("<", "<=", "≤"):
+            self.ref_bound = True  # "(nl <1.1)", "(ref <1.1)": the range's upper limit
+            self.pending_ref = False
+            return
+        if self.bounds and not self.values and not self.skip_next and _BOUND_LEAD.fullmatch(self.text, self.pos, start):
+            self.pending_cmp = _CMP[s]  # "Cr <0.5", "creatinine >10": a result given as a bound
+            return
+        self.skip_next = True
+
+    def _range(self, t: re.Match) -> None:
+        """A range "a-b": a threshold, a reference range before the value (kept for
+        it), the last value's reference range, or a range of results."""
+        lo_s, hi_s = re.split(r"\s*(?:-|–|to)\s*", t.group(), maxsplit=1)
+        if self.skip_next:
+            self.skip_next = False
+            return
+        if not self.values and (self.pending_ref or _parenthesised(self.text, t.start(), t.end(), self.pos)):
+            # "Creatinine (ref 0.6-1.2): 1.4", "HbA1c (4.0-6.5) 10.1": a printed reference
+            # range before the value belongs to the value that follows it
+            self.pre_ref = (lo_s, hi_s, _unit_after(self.text, t.end(), self.spec), t)
+            self.pending_ref = False
+            return
+        if self.values or self.pending_ref:
+            self._reference_range(hi_s, t.end())
+            return
+        # "stable 1.2-1.3": a range of results
+        self._add_range(lo_s, hi_s, _unit_after(self.text, t.end(), self.spec), t)
+
+    def _reference_range(self, hi_s: str, end: int) -> None:
+        """A range after a value (or a reference word): its upper limit, converted as
+        the value, is the last value's ``ref_high`` unless it has one."""
+        values, spec = self.values, self.spec
+        unit = _unit_after(self.text, end, spec)
+        if values:
+            unit = unit or values[-1].unit
+        _, factor = _convert(_num(values[-1].raw) if values else _num(hi_s), unit, spec)
+        hi = _num(hi_s) * factor
+        if values and values[-1].ref_high is None:
+            v = values[-1]
+            values[-1] = LabValue(v.value, v.raw, v.unit, hi, v.start, v.end, v.name_start, v.name_end, v.flag, v.cmp)
+        self.pending_ref = False
+
+    def _add_range(self, lo_s: str, hi_s: str, unit: str | None, t: re.Match) -> None:
+        """Both ends of the range token ``t`` as values (those in the plausible range)."""
+        hi_start = t.start() + t.group().rfind(hi_s)
+        for raw, off in ((lo_s, t.start()), (hi_s, hi_start)):
+            v, _ = _convert(_num(raw), unit, self.spec)
+            if v is not None:
+                self.values.append(LabValue(v, raw, unit, None, off, off + len(raw), self.ns, self.ne))
+
+    def _number(self, t: re.Match) -> bool:
+        """A number, or a comma run read as a list of numbers ("1.2,1.4"); True when
+        the reading stops at one of them."""
+        s = t.group()
+        if t.lastgroup == "run":
             parts = [(s[a:b], t.start() + a, t.start() + b) for _, a, b in read_numbers(s)]
             if not parts:
                 # "Cr 1,2,3": one value or several? Not read, and what it answered is spent
-                skip_next = ref_bound = pending_ref = False
-                pending_cmp = None
-                continue
+                self.skip_next = self.ref_bound = self.pending_ref = False
+                self.pending_cmp = None
+                return False
         else:
             parts = [(s, t.start(), t.end())]
-        stop = False
-        for s, n_start, n_end in parts:
-            if ref_bound:
-                ref_bound = False
-                v = values[-1]
-                if v.ref_high is None:
-                    raw_v = _num(v.raw)
-                    hi = _num(s) * (spec.conversions.get(v.unit, 1.0) if v.unit else (v.value / raw_v if raw_v else 1.0))
-                    values[-1] = LabValue(v.value, v.raw, v.unit, hi, v.start, v.end, v.name_start, v.name_end, v.flag, v.cmp)
-                continue
-            if skip_next:
-                skip_next = False
-                continue
-            raw_f = _num(s)
-            if re.fullmatch(r"(19|20)\d\d", s):
-                continue
-            if pending_ref:
-                pending_ref = False
-                continue
-            unit = _unit_after(text, n_end, spec)
-            v, factor = _convert(raw_f, unit, spec)
-            if v is None:
-                if values:
-                    stop = True
-                    break
-                continue
-            ref_high = None
-            if pre_ref is not None and not values:
-                ref_factor = spec.conversions.get(pre_ref[2], factor) if pre_ref[2] else factor  # "(60-110 umol/L)"
-                ref_high = _num(pre_ref[1]) * ref_factor
-                pre_ref = None
-            values.append(LabValue(v, s, unit, ref_high, n_start, n_end, ns, ne, None, pending_cmp))
-            pending_cmp = None
-        if stop:
-            break
-    if pre_ref is not None and not values:
-        # "A1c (7.1-7.4)" and nothing after it: a range of results after all
-        lo_s, hi_s, unit, t = pre_ref
-        hi_start = t.start() + t.group().rfind(hi_s)
-        for raw, off in ((lo_s, t.start()), (hi_s, hi_start)):
-            v, _ = _convert(_num(raw), unit, spec)
-            if v is not None:
-                values.append(LabValue(v, raw, unit, None, off, off + len(raw), ns, ne))
-    return values
+        return any(self._one_number(*part) for part in parts)
+
+    def _one_number(self, s: str, n_start: int, n_end: int) -> bool:
+        """One number at ``[n_start, n_end)``: a reference limit, a skipped threshold,
+        year or reference number, or a value; True when an implausible number after a
+        value stops the reading."""
+        if self.ref_bound:
+            self.ref_bound = False
+            v = self.values[-1]
+            if v.ref_high is None:
+                hi = _num(s) * _factor(v, self.spec)
+                self.values[-1] = LabValue(v.value, v.raw, v.unit, hi, v.start, v.end, v.name_start, v.name_end, v.flag, v.cmp)
+            return False
+        if self.skip_next:
+            self.skip_next = False
+            return False
+        raw_f = _num(s)
+        if re.fullmatch(r"(19|20)\d\d", s):
+            return False
+        if self.pending_ref:
+            self.pending_ref = False
+            return False
+        unit = _unit_after(self.text, n_end, self.spec)
+        v, factor = _convert(raw_f, unit, self.spec)
+        if v is None:
+            return bool(self.values)
+        ref_high = None
+        if self.pre_ref is not None and not self.values:
+            unit_ref = self.pre_ref[2]
+            ref_factor = self.spec.conversions.get(unit_ref, factor) if unit_ref else factor  # "(60-110 umol/L)"
+            ref_high = _num(self.pre_ref[1]) * ref_factor
+            self.pre_ref = None
+        self.values.append(LabValue(v, s, unit, ref_high, n_start, n_end, self.ns, self.ne, None, self.pending_cmp))
+        self.pending_cmp = None
+        return False
+
+
+def _factor(value: LabValue, spec: LabSpec) -> float:
+    """The factor that converted ``value`` from its printed unit to the spec's (1.0 when
+    printed in it; for a value printed without a unit, the one its reading used)."""
+    raw = _num(value.raw)
+    return spec.conversions.get(value.unit, 1.0) if value.unit else (value.value / raw if raw else 1.0)
 
 
 def _parenthesised(text: str, start: int, end: int, pos: int) -> bool:
@@ -592,8 +561,7 @@ def uln_shown(value: LabValue, spec: LabSpec) -> str:
     """
     if value.ref_high is None:
         raise ValueError("the value has no printed reference range")
-    raw = _num(value.raw)
-    factor = spec.conversions.get(value.unit, 1.0) if value.unit else (value.value / raw if raw else 1.0)
+    factor = _factor(value, spec)
     if abs(factor - 1.0) < 1e-9:
         return f"{value.ref_high:.3g}"
     unit = value.unit or next((u for u, f in spec.conversions.items() if abs(f - factor) < 1e-9), None)
