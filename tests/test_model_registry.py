@@ -149,16 +149,16 @@ def test_the_pv_model_cache_is_bounded(tmp_path, monkeypatch) -> None:
     import clinex.pv.models as registry
 
     loaded: list[str] = []
-    monkeypatch.setattr(registry, "_load_dir", lambda folder: loaded.append(folder.name) or object())
+    monkeypatch.setattr(registry.REGISTRY, "read", lambda folder, kind=None: loaded.append(folder.name) or object())
     registry.clear_cache()
     folders = []
-    for i in range(registry._CACHE_SIZE + 2):
+    for i in range(registry.REGISTRY.cache_size + 2):
         d = tmp_path / f"m{i}"
         d.mkdir()
         (d / "model.json").write_text('{"kind": "crf"}')
         folders.append(d)
         registry.load_model(d)
-    assert len(registry._CACHE) == registry._CACHE_SIZE
+    assert len(registry.REGISTRY._cache) == registry.REGISTRY.cache_size
     registry.load_model(folders[-1])  # cached: not read again
     registry.load_model(folders[0])  # dropped: read again
     assert loaded == [f.name for f in folders] + ["m0"]

@@ -5,25 +5,27 @@ returns an :class:`~clinex.rob.types.SQAnswer` for each of the 22 SQs (evidence
 spans with page and character offsets, response Y/PY/PN/N/NI, judgement
 Good/Bad, confidence), ``save(path)`` and ``load(path)``.
 
+* ``"rules"`` — :class:`~clinex.rob.evidence.reasoning.RulesEvidenceModel`: named rules
+  over the report's sentences, findings and participant flow (:mod:`.reasoning`). The
+  default (``auto``).
 * ``"cues"`` — :class:`~clinex.rob.evidence.cues.CueEvidenceModel`: a transparent
   lexicon (``clinex/resources/rob/cues.yaml``) of cue patterns, each implying a
-  response. The shipped default.
+  response.
 * ``"sentence"`` — :class:`~clinex.rob.evidence.sentence_model.SentenceEvidenceModel`:
   TF-IDF + logistic regression per SQ over sentences, trained on annotated spans
   (``clinex rob train``); no trained model ships (the only annotated corpus at
   hand has no licence).
 
-:data:`REGISTRY` lists the names; :func:`load_evidence_model` picks one by name or path.
+:data:`REGISTRY` (a :class:`clinex.registry.Registry`, the one registry type of every task)
+lists the names; :func:`load_evidence_model` picks one by name or path.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from clinex.errors import ModelError
+from clinex.registry import AUTO, ModelKind, Registry
 from clinex.rob.types import SQAnswer
 from clinex.text import Document
 
@@ -33,85 +35,59 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class EvidenceKind:
-    """One evidence model kind by name: what ``--model NAME``, the web API and batch accept.
-
-    Attributes
-    ----------
-    name : str
-        The name (``cues``), also the model's ``kind``.
-    loader : callable
-        ``loader() -> EvidenceModel``: the named model (packaged, or trained at
-        :func:`default_model_path`); imports its module lazily.
-    version : str
-        Versioned id of the model the name loads (its ``name``: provenance of the evidence).
-    description : str
-        One line for help texts.
-    """
-
-    name: str
-    loader: Callable[[], "EvidenceModel"]
-    version: str
-    description: str
+EvidenceKind = ModelKind
+"""An evidence model kind: the one entry shape of every task's registry
+(:class:`clinex.registry.ModelKind`; ``EvidenceKind(name, factory, version, description)``)."""
 
 
-def _load_rules() -> "EvidenceModel":
-    from clinex.rob.evidence.reasoning import RulesEvidenceModel
+def _file_kind(path: Path) -> str:
+    """The kind of a saved evidence model file: a YAML/JSON file's ``kind`` when it names
+    a registered kind, else ``cues`` (a cue lexicon); any other file is a ``sentence``
+    model (joblib)."""
+    if path.suffix.lower() not in (".yaml", ".yml", ".json"):
+        return "sentence"
+    from clinex.errors import ClinexError
+    from clinex.io.textfile import parse_yaml, read_text
 
-    return RulesEvidenceModel()
-
-
-def _load_cues() -> "EvidenceModel":
-    from clinex.rob.evidence.cues import CueEvidenceModel
-
-    return CueEvidenceModel()
-
-
-def _load_llm() -> "EvidenceModel":
-    from clinex.rob.evidence.llm import LLMEvidenceModel
-
-    return LLMEvidenceModel()
-
-
-def _load_sentence() -> "EvidenceModel":
-    path = default_model_path()
-    if path.is_file():
-        from clinex.rob.evidence.sentence_model import SentenceEvidenceModel
-
-        return SentenceEvidenceModel.load(path)
-    raise ModelError(
-        "no trained sentence model; run `clinex rob train CORPUS` first or pass a model path",
-        path=path,
-    )
+    try:
+        data = parse_yaml(read_text(path), path=path)
+    except ClinexError:  # unreadable: the cue lexicon loader reports it
+        return "cues"
+    kind = data.get("kind") if isinstance(data, dict) else None
+    return kind if isinstance(kind, str) and kind in REGISTRY and kind != "sentence" else "cues"
 
 
-REGISTRY: dict[str, EvidenceKind] = {
-    "rules": EvidenceKind("rules", _load_rules, "clinex.rob.rules.v1",
-                          "named rules over sentences, findings and participant flow (the default)"),
-    "cues": EvidenceKind("cues", _load_cues, "clinex.rob.cues.v1", "the packaged cue lexicon"),
-    "sentence": EvidenceKind("sentence", _load_sentence, "clinex.rob.sentence.v1",
-                             "TF-IDF + logistic regression per SQ, trained by 'clinex rob train'"),
-    "llm": EvidenceKind("llm", _load_llm, "clinex.rob.llm.v1",
-                        "one prompt per SQ to an LLM on an OpenAI-compatible server (CLINEX_LLM_*; docs/llm.md)"),
-}
-"""The one list of evidence model names: name -> :class:`EvidenceKind`. Adding a kind here
-makes the CLI, the web API and ``clinex batch rob`` accept it."""
+REGISTRY: Registry = Registry("rob", [
+    ModelKind("rules", None, "clinex.rob.rules.v1",
+              "named rules over sentences, findings and participant flow (the default)",
+              module="clinex.rob.evidence.reasoning", model_class="RulesEvidenceModel"),
+    ModelKind("cues", None, "clinex.rob.cues.v1", "the packaged cue lexicon",
+              module="clinex.rob.evidence.cues", model_class="CueEvidenceModel"),
+    ModelKind("sentence", None, "clinex.rob.sentence.v1",
+              "TF-IDF + logistic regression per SQ, trained by 'clinex rob train'",
+              module="clinex.rob.evidence.sentence_model", model_class="SentenceEvidenceModel",
+              path=lambda: default_model_path(),
+              missing="no trained sentence model; run `clinex rob train CORPUS` first or pass a model path"),
+    ModelKind("llm", None, "clinex.rob.llm.v1",
+              "one prompt per SQ to an LLM on an OpenAI-compatible server (CLINEX_LLM_*; docs/llm.md)",
+              module="clinex.rob.evidence.llm", model_class="LLMEvidenceModel", cache=False),
+], auto=("rules",), noun="evidence model", paths="file", kind_of=_file_kind)
+"""The one list of evidence model names (a :class:`clinex.registry.Registry`): name ->
+:class:`~clinex.registry.ModelKind`. Adding a kind here makes the CLI, the web API and
+``clinex batch rob`` accept it."""
 
-AUTO = "auto"
-"""The default name; it loads :data:`AUTO_KIND`."""
 AUTO_KIND = "rules"
+"""The kind ``auto`` loads (the first and only kind of ``REGISTRY.auto``)."""
 
 
 def model_names() -> tuple[str, ...]:
     """Every name :func:`load_evidence_model` accepts besides a path: the registry's and ``auto``."""
-    return (*REGISTRY, AUTO)
+    return REGISTRY.names()
 
 
 def unknown_model_message(name: str, *, files: bool = True) -> str:
     """The one message for an evidence model name no surface knows (CLI, web, batch, API)."""
-    tail = " and not an existing file" if files else ""
-    return f"unknown evidence model {name!r}: not one of {', '.join(model_names())}{tail}"
+    return REGISTRY.unknown_message(name, paths=files)
 
 
 @runtime_checkable
@@ -148,18 +124,6 @@ def default_model_path() -> Path:
     return data_home() / "models" / "rob-sentence.joblib"
 
 
-def _file_kind(path: Path) -> object:
-    """The ``kind`` of a YAML/JSON model file (None when unreadable: the loader reports it)."""
-    from clinex.errors import ClinexError
-    from clinex.io.textfile import parse_yaml, read_text
-
-    try:
-        data = parse_yaml(read_text(path), path=path)
-    except ClinexError:
-        return None
-    return data.get("kind") if isinstance(data, dict) else None
-
-
 def load_evidence_model(name: str | Path = "auto") -> EvidenceModel:
     """Load an evidence model by name or path.
 
@@ -191,22 +155,4 @@ def load_evidence_model(name: str | Path = "auto") -> EvidenceModel:
     >>> load_evidence_model("cues").kind
     'cues'
     """
-    key = str(name)
-    if key == AUTO:
-        key = AUTO_KIND
-    if key in REGISTRY:
-        return REGISTRY[key].loader()
-    path = Path(key)
-    if not path.is_file():
-        raise ModelError(unknown_model_message(key))
-    from clinex.rob.evidence.cues import CueEvidenceModel
-
-    if path.suffix.lower() in (".yaml", ".yml", ".json"):
-        if _file_kind(path) == "rules":
-            from clinex.rob.evidence.reasoning import RulesEvidenceModel
-
-            return RulesEvidenceModel.load(path)
-        return CueEvidenceModel.load(path)
-    from clinex.rob.evidence.sentence_model import SentenceEvidenceModel
-
-    return SentenceEvidenceModel.load(path)
+    return REGISTRY.load(name)
