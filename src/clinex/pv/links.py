@@ -64,10 +64,11 @@ causality assessment. 2013.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-from clinex.pv.types import Argument, Event
+from clinex.pv.types import Argument, Combination, Event
 from clinex.text import Span
 
 __all__ = [
@@ -217,9 +218,25 @@ def split_links(text: str, events: Sequence[Event]) -> list[Event]:
 
 
 def _split(text: str, ev: Event) -> list[Event]:
+    """``ev`` cut into one event per clause that links a drug to an effect or outcome,
+    or ``[ev]`` when fewer than two clauses do, a clause has no trigger word, or the
+    model's trigger stands in a clause without a link."""
     parts = _clauses(text, ev)
     if len(parts) < 2:
         return [ev]
+    linked = _linked_parts(text, ev, parts)
+    if len(linked) < 2:
+        return [ev]
+    home = _part_of(parts, ev.trigger.start)
+    triggers = _clause_triggers(text, ev, parts, linked, home)
+    if triggers is None or home not in linked:  # the model's trigger stands in a clause without a link: keep the event
+        return [ev]
+    owner = functools.partial(_owner, parts, linked)
+    return [_clause_event(text, ev, i, parts[i][1], triggers[i], owner, at_home=i == home) for i in linked]
+
+
+def _linked_parts(text: str, ev: Event, parts: list[tuple[int, int]]) -> list[int]:
+    """The indices of the clauses that hold a drug and an Effect or a therapeutic outcome."""
     drugs = drug_spans(ev)
     linked = []
     for i, (s, e) in enumerate(parts):
@@ -228,9 +245,13 @@ def _split(text: str, ev: Event) -> list[Event]:
         has_outcome = bool(THERAPEUTIC.search(text, s, e)) and not _CAUSAL_TIE.search(text, s, e)
         if has_drug and (has_effect or has_outcome):
             linked.append(i)
-    if len(linked) < 2:
-        return [ev]
-    home = _part_of(parts, ev.trigger.start)
+    return linked
+
+
+def _clause_triggers(text: str, ev: Event, parts: list[tuple[int, int]], linked: list[int],
+                     home: int) -> dict[int, tuple[Span, str]] | None:
+    """The trigger and event type of each linked clause (the model's in its own clause,
+    else the clause's therapeutic or ADE trigger word), or None when a clause has none."""
     triggers: dict[int, tuple[Span, str]] = {}
     for i in linked:
         s, e = parts[i]
@@ -243,69 +264,92 @@ def _split(text: str, ev: Event) -> list[Event]:
         rx = THERAPEUTIC if therapeutic else ADE_TRIGGER
         m = rx.search(text, s, e) or ADE_TRIGGER.search(text, s, e)
         if m is None:
-            return [ev]
+            return None
         etype = "Potential_therapeutic_event" if rx is THERAPEUTIC and m.re is THERAPEUTIC else "Adverse_event"
         triggers[i] = (Span.from_offsets(text, (m.start(), m.end()), label=etype), etype)
-    if home not in linked:  # the model's trigger stands in a clause without a link: keep the event
-        return [ev]
+    return triggers
 
-    def owner(start: int) -> int:
-        i = _part_of(parts, start)
-        if i in linked:
-            return i
-        return min(linked, key=lambda j: (abs(j - i), j))
 
-    new: list[Event] = []
-    for i in linked:
-        trig, etype = triggers[i]
-        s, e = parts[i]
-        args: list[Argument] = []
-        for a in ev.arguments:
-            if owner(a.span.start) != i:
+def _owner(parts: list[tuple[int, int]], linked: list[int], start: int) -> int:
+    """The linked clause that gets what starts at ``start``: its own, else the nearest (the earlier on a tie)."""
+    i = _part_of(parts, start)
+    if i in linked:
+        return i
+    return min(linked, key=lambda j: (abs(j - i), j))
+
+
+def _clause_event(text: str, ev: Event, i: int, end: int, trigger: tuple[Span, str],
+                  owner: Callable[[int], int], *, at_home: bool) -> Event:
+    """The event of linked clause ``i`` (ending at ``end``): what of ``ev`` it owns, under its trigger."""
+    trig, etype = trigger
+    args = _clause_arguments(text, ev, i, trig, owner)
+    subs, combos = _clause_subs(ev, i, owner)
+    if not any(a.role == "Treatment" for a in args):  # a clause's drug named only as a sub-argument
+        args += [_arg(text, "Treatment", d.span.start, d.span.end)
+                 for d in subs.get("Treatment", ()) if d.role == "Drug"]
+    if not at_home and etype == "Potential_therapeutic_event" and not any(a.role == "Effect" for a in args) \
+            and _OBJECT_AFTER.match(text, trig.end, end):
+        args, subs = _outcome_object(text, trig, end, args, subs)
+    return ev.model_copy(update={
+        "event_type": etype,
+        "trigger": trig,
+        "arguments": tuple(sorted(args, key=lambda a: (a.span.start, a.span.end))),
+        "sub_arguments": subs,
+        "combinations": tuple(combos),
+    })
+
+
+def _clause_arguments(text: str, ev: Event, i: int, trig: Span, owner: Callable[[int], int]) -> list[Argument]:
+    """The main arguments of ``ev`` that clause ``i`` owns; a Treatment that runs over the
+    clause's trigger ends before it."""
+    args: list[Argument] = []
+    for a in ev.arguments:
+        if owner(a.span.start) != i:
+            continue
+        if a.role == "Treatment" and a.span.start < trig.start < a.span.end and not a.span.is_discontinuous:
+            # "subsequent levothyroxine therapy normalized": the clause's trigger ends its Treatment
+            ts, te = _strip(text, a.span.start, trig.start)
+            if te <= ts:
                 continue
-            if a.role == "Treatment" and a.span.start < trig.start < a.span.end and not a.span.is_discontinuous:
-                # "subsequent levothyroxine therapy normalized": the clause's trigger ends its Treatment
-                ts, te = _strip(text, a.span.start, trig.start)
-                if te <= ts:
-                    continue
-                a = _arg(text, "Treatment", ts, te, a.span.label)
-            args.append(a)
-        subs: dict[str, tuple[Argument, ...]] = {}
-        for role, vals in ev.sub_arguments.items():
-            kept = tuple(a for a in vals if owner(a.span.start) == i)
-            if kept:
-                subs[role] = kept
-        combos = []
-        for c in ev.combinations:
-            drugs_here = tuple(d for d in c.drugs if owner(d.span.start) == i)
-            if len(drugs_here) >= 2:
-                combos.append(c if drugs_here == c.drugs else c.model_copy(update={"drugs": drugs_here}))
-            elif len(drugs_here) == 1 and not any(
-                x.role == "Drug" and x.span.offsets() == drugs_here[0].span.offsets() for x in subs.get("Treatment", ())
-            ):
-                subs["Treatment"] = (*subs.get("Treatment", ()), drugs_here[0])
-        if not any(a.role == "Treatment" for a in args):  # a clause's drug named only as a sub-argument
-            args += [_arg(text, "Treatment", d.span.start, d.span.end)
-                     for d in subs.get("Treatment", ()) if d.role == "Drug"]
-        if i != home and etype == "Potential_therapeutic_event" and not any(a.role == "Effect" for a in args) \
-                and _OBJECT_AFTER.match(text, trig.end, e):
-            # "... normalized his thyroid function": the outcome and its object, to the clause end
-            # or the next drug
-            es, ee = _strip(text, trig.start, min([e] + [a.span.start for a in args if a.span.start > trig.end]))
-            if ee > trig.end:
-                args.append(_arg(text, "Effect", es, ee))
-                subs = {role: tuple(x for x in vals if not (role == "Treatment" and x.role == "Disorder"
-                                                             and es <= x.span.start and x.span.end <= ee))
-                        for role, vals in subs.items()}
-                subs = {role: vals for role, vals in subs.items() if vals}
-        new.append(ev.model_copy(update={
-            "event_type": etype,
-            "trigger": trig,
-            "arguments": tuple(sorted(args, key=lambda a: (a.span.start, a.span.end))),
-            "sub_arguments": subs,
-            "combinations": tuple(combos),
-        }))
-    return new
+            a = _arg(text, "Treatment", ts, te, a.span.label)
+        args.append(a)
+    return args
+
+
+def _clause_subs(ev: Event, i: int, owner: Callable[[int], int]
+                 ) -> tuple[dict[str, tuple[Argument, ...]], list[Combination]]:
+    """The sub-arguments and Combinations of ``ev`` that clause ``i`` owns; a combination
+    left with one drug there becomes that drug (a ``Treatment.Drug``)."""
+    subs: dict[str, tuple[Argument, ...]] = {}
+    for role, vals in ev.sub_arguments.items():
+        kept = tuple(a for a in vals if owner(a.span.start) == i)
+        if kept:
+            subs[role] = kept
+    combos = []
+    for c in ev.combinations:
+        drugs_here = tuple(d for d in c.drugs if owner(d.span.start) == i)
+        if len(drugs_here) >= 2:
+            combos.append(c if drugs_here == c.drugs else c.model_copy(update={"drugs": drugs_here}))
+        elif len(drugs_here) == 1 and not any(
+            x.role == "Drug" and x.span.offsets() == drugs_here[0].span.offsets() for x in subs.get("Treatment", ())
+        ):
+            subs["Treatment"] = (*subs.get("Treatment", ()), drugs_here[0])
+    return subs, combos
+
+
+def _outcome_object(text: str, trig: Span, end: int, args: list[Argument],
+                    subs: dict[str, tuple[Argument, ...]]
+                    ) -> tuple[list[Argument], dict[str, tuple[Argument, ...]]]:
+    """The outcome and its object ("... normalized his thyroid function"), to the clause end
+    or the next drug, as the Effect (the Treatment.Disorders inside it dropped)."""
+    es, ee = _strip(text, trig.start, min([end] + [a.span.start for a in args if a.span.start > trig.end]))
+    if ee > trig.end:
+        args.append(_arg(text, "Effect", es, ee))
+        subs = {role: tuple(x for x in vals if not (role == "Treatment" and x.role == "Disorder"
+                                                     and es <= x.span.start and x.span.end <= ee))
+                for role, vals in subs.items()}
+        subs = {role: vals for role, vals in subs.items() if vals}
+    return args, subs
 
 
 #: An object right after an outcome verb ("normalized his thyroid function"), not a
@@ -462,43 +506,21 @@ def drop_treating_drugs(text: str, event: Event) -> Event:
     effects = event.main("Effect")
     if event.event_type != "Adverse_event" or not effects or not _TREAT_HINT.search(text):
         return event
-    treating = [d for d in drug_spans(event) if _treating(text, d, effects)]
-    if not treating:
+    found = _treating_drugs(text, event, effects)
+    if found is None:
         return event
-    causes = [c for eff in effects if (c := induced_by(text, eff.span.start)) is not None]
-    # a drug that is itself the X of "X-induced" is the cause, not a treatment
-    treating = [d for d in treating if not any(c[0] <= d[0] and d[1] <= c[1] for c in causes)]
-    if not treating:
-        return event
+    treating, causes = found
     if not causes and len(treating) == len(drug_spans(event)):
         # no cause named: every drug of the event treats the "effect", which is its indication
         # ("Paroxysmal hemicrania responding to topiramate"): the drug's therapeutic event
         return retyped(event, "Potential_therapeutic_event")
-
-    def is_treating(a: Argument) -> bool:
-        return any(s <= a.span.start and a.span.end <= e for s, e in treating) or any(
-            a.span.start <= s and e <= a.span.end and not any(a.span.start <= c[0] and c[1] <= a.span.end for c in causes)
-            for s, e in treating
-        )
-
+    is_treating = functools.partial(_is_treating, treating=treating, causes=causes)
     dropped = [a for a in event.main("Treatment") if is_treating(a)]
     # an "Effect" that is the X of "X-induced" names the cause, not a reaction
     dropped += [a for a in effects if any(c[0] <= a.span.start and a.span.end <= c[1] for c in causes)]
     args = [a for a in event.arguments if not any(a is d for d in dropped)]
-
-    def inside_dropped(a: Argument) -> bool:
-        return any(d.span.start <= a.span.start and a.span.end <= d.span.end for d in dropped)
-
-    # the treating drug's indication is the reaction itself: no Disorder of this event
-    subs = {role: [a for a in vals if not (role == "Treatment" and (
-                is_treating(a) or inside_dropped(a)
-                or (a.role == "Disorder" and any(e.span.overlaps(a.span.start, a.span.end) for e in effects))))]
-            for role, vals in event.sub_arguments.items()}
-    combos = []
-    for c in event.combinations:
-        drugs = tuple(d for d in c.drugs if not is_treating(d))
-        if len(drugs) >= 2:
-            combos.append(c if drugs == c.drugs else c.model_copy(update={"drugs": drugs}))
+    subs = _untreated_subs(event, effects, dropped, is_treating)
+    combos = _untreated_combinations(event, is_treating)
     if not any(a.role == "Treatment" for a in args):
         for s, e in sorted(set(causes)):
             subs["Treatment"] = [a for a in subs.get("Treatment", []) if not a.span.overlaps(s, e)]
@@ -509,6 +531,54 @@ def drop_treating_drugs(text: str, event: Event) -> Event:
         "sub_arguments": {role: tuple(vals) for role, vals in subs.items() if vals},
         "combinations": tuple(combos),
     })
+
+
+def _treating_drugs(text: str, event: Event, effects: Sequence[Argument]
+                    ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]] | None:
+    """The offsets of the event's drugs that treat its Effects and of the "X-induced"
+    causes named, or None when no drug treats (a cause's own drug does not)."""
+    treating = [d for d in drug_spans(event) if _treating(text, d, effects)]
+    if not treating:
+        return None
+    causes = [c for eff in effects if (c := induced_by(text, eff.span.start)) is not None]
+    # a drug that is itself the X of "X-induced" is the cause, not a treatment
+    treating = [d for d in treating if not any(c[0] <= d[0] and d[1] <= c[1] for c in causes)]
+    if not treating:
+        return None
+    return treating, causes
+
+
+def _is_treating(a: Argument, *, treating: Sequence[tuple[int, int]], causes: Sequence[tuple[int, int]]) -> bool:
+    """``a`` lies inside a treating drug, or holds one and no cause."""
+    return any(s <= a.span.start and a.span.end <= e for s, e in treating) or any(
+        a.span.start <= s and e <= a.span.end and not any(a.span.start <= c[0] and c[1] <= a.span.end for c in causes)
+        for s, e in treating
+    )
+
+
+def _untreated_combinations(event: Event, is_treating: Callable[[Argument], bool]) -> list[Combination]:
+    """The event's combinations without their treating drugs; one left with fewer than two drugs goes."""
+    combos = []
+    for c in event.combinations:
+        drugs = tuple(d for d in c.drugs if not is_treating(d))
+        if len(drugs) >= 2:
+            combos.append(c if drugs == c.drugs else c.model_copy(update={"drugs": drugs}))
+    return combos
+
+
+def _untreated_subs(event: Event, effects: Sequence[Argument], dropped: Sequence[Argument],
+                    is_treating: Callable[[Argument], bool]) -> dict[str, list[Argument]]:
+    """The event's sub-arguments without the treating drugs, what lay inside a dropped
+    argument, and a ``Treatment.Disorder`` on an Effect (the treating drug's indication)."""
+
+    def inside_dropped(a: Argument) -> bool:
+        return any(d.span.start <= a.span.start and a.span.end <= d.span.end for d in dropped)
+
+    # the treating drug's indication is the reaction itself: no Disorder of this event
+    return {role: [a for a in vals if not (role == "Treatment" and (
+                is_treating(a) or inside_dropped(a)
+                or (a.role == "Disorder" and any(e.span.overlaps(a.span.start, a.span.end) for e in effects))))]
+            for role, vals in event.sub_arguments.items()}
 
 
 # ------------------------------------------------------------------ other groups
