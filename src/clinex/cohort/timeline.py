@@ -150,90 +150,130 @@ def _expressions(sentence: str, record_date: dt.date | None) -> tuple[tuple, tup
     one dates a mention depends on the mention's place: :func:`event_date`). Cached,
     so that a sentence holding many mentions is scanned once (linear time).
     """
-    found: list[tuple[int, dt.date, str]] = []
+    relative: list[tuple[int, dt.date, str]] = []
     vague: list[tuple[int, int, dt.date]] = []
+    found: list[tuple[int, dt.date, str]] = []
+    taken: list[tuple[int, int]] = []  # spans of the absolute dates found so far
     if record_date is not None:
-        for m in _RELATIVE.finditer(sentence):
-            n_s = m.group("n").lower()
-            n = float(n_s) if n_s[0].isdigit() else _WORDNUM.get(n_s, 1)
-            days = n * _UNIT_DAYS[m.group("unit").lower()]
-            try:
-                found.append((m.start(), record_date - dt.timedelta(days=round(days)), "relative"))
-            except OverflowError:  # "3000 years ago": before year 1
-                continue
-        for m in _LAST.finditer(sentence):
-            unit = (m.group("unit") or "day").lower()
-            found.append((m.start(), record_date - dt.timedelta(days=round(_UNIT_DAYS[unit])), "relative"))
-        rel_spans = [(m.start(), m.end()) for m in _RELATIVE.finditer(sentence)]
-        for m in _VAGUE_PAST.finditer(sentence):
-            if any(a <= m.start() < b for a, b in rel_spans):  # "3 years ago" is already relative
-                continue
-            try:
-                vague.append((m.start(), m.end(), record_date - dt.timedelta(days=_VAGUE_DAYS)))
-            except OverflowError:  # a record dated before year 3
-                continue
-    relative, found = tuple(found), []
-    taken: list[tuple[int, int]] = []
-    if record_date is not None:
-        for m in _MONTH.finditer(sentence):
-            mon = _MONTHS[m.group("mon").lower()[:3]]
-            if m.group("y"):
-                date = _safe(int(m.group("y")), mon, 15)
-            else:  # the latest such month not after the record date
-                y = record_date.year if mon <= record_date.month else record_date.year - 1
-                date = _safe(y, mon, 15)
-            if date is not None and date <= record_date:
-                taken.append((m.start(), m.end()))
-                found.append((m.start(), date, "absolute"))
+        relative = _relative(sentence, record_date)
+        vague = _vague(sentence, record_date)
+        found = _month_names(sentence, record_date, taken)
     for rx, kind in ((_ISO, "iso"), (_MDY, "mdy"), (_MY, "my"), (_MD, "md"), (_YEAR, "y")):
         for m in rx.finditer(sentence):
             if any(a <= m.start() < b for a, b in taken):
                 continue
-            if kind == "md":
-                # US month/day without a year: the latest such date not after the record
-                # date (n2c2 notes write "NSTEMI 6/2" for June 2 of the record's year)
-                if record_date is None:
-                    continue
-                mo, d = int(m.group("m")), int(m.group("d"))
-                y = record_date.year if (mo, d) <= (record_date.month, record_date.day) else record_date.year - 1
-                date = _safe(y, mo, d) if 1 <= mo <= 12 else None
-                if date is not None:
-                    taken.append((m.start(), m.end()))
-                    found.append((m.start(), date, "absolute"))
-                continue
-            y = _year(m.group("y"))
-            if not 1900 <= y <= 2100:
-                continue
-            if kind in ("iso", "mdy"):
-                mo, d = int(m.group("m")), int(m.group("d") or 15)
-                date = _safe(y, mo, d)
-            elif kind == "my":
-                mo = int(m.group("m"))
-                date = _safe(y, mo, 15) if 1 <= mo <= 12 else None
-                dd = int(m.group("y"))
-                if (
-                    len(m.group("y")) == 2
-                    and record_date is not None
-                    and abs(y - record_date.year) > 5
-                    and 1 <= mo <= 12
-                    and 1 <= dd <= 31
-                ):
-                    # "NSTEMI 7/14" in a note of 2089-07-28 is July 14, not 2014: a
-                    # two-digit "year" far from the record's year is a day of the month
-                    # (the latest such date not after the record date)
-                    y = record_date.year if (mo, dd) <= (record_date.month, record_date.day) else record_date.year - 1
-                    date = _safe(y, mo, dd)
-            else:
-                date = dt.date(y, 7, 1)
-                if record_date is not None and y == record_date.year:
-                    date = record_date
-            if date is None:
-                continue
-            if record_date is not None and date > record_date:
-                continue  # a future date: a plan ("through 1/2073"), not the event
+            date = _numeric_date(m, kind, record_date)
+            if date is not None:
+                taken.append((m.start(), m.end()))
+                found.append((m.start(), date, "absolute"))
+    return tuple(relative), tuple(vague), tuple(found)
+
+
+def _relative(sentence: str, record_date: dt.date) -> list[tuple[int, dt.date, str]]:
+    """``(offset, date, "relative")`` of "3 weeks ago", "two years prior", then of
+    "last month", "yesterday", counted back from the record date."""
+    found: list[tuple[int, dt.date, str]] = []
+    for m in _RELATIVE.finditer(sentence):
+        n_s = m.group("n").lower()
+        n = float(n_s) if n_s[0].isdigit() else _WORDNUM.get(n_s, 1)
+        days = n * _UNIT_DAYS[m.group("unit").lower()]
+        try:
+            found.append((m.start(), record_date - dt.timedelta(days=round(days)), "relative"))
+        except OverflowError:  # "3000 years ago": before year 1
+            continue
+    for m in _LAST.finditer(sentence):
+        unit = (m.group("unit") or "day").lower()
+        found.append((m.start(), record_date - dt.timedelta(days=round(_UNIT_DAYS[unit])), "relative"))
+    return found
+
+
+def _vague(sentence: str, record_date: dt.date) -> list[tuple[int, int, dt.date]]:
+    """``(start, end, date)`` of the vague past expressions ("years ago", "as a child")
+    that are not part of a relative one, dated :data:`_VAGUE_DAYS` before the record."""
+    rel_spans = [(m.start(), m.end()) for m in _RELATIVE.finditer(sentence)]
+    vague: list[tuple[int, int, dt.date]] = []
+    for m in _VAGUE_PAST.finditer(sentence):
+        if any(a <= m.start() < b for a, b in rel_spans):  # "3 years ago" is already relative
+            continue
+        try:
+            vague.append((m.start(), m.end(), record_date - dt.timedelta(days=_VAGUE_DAYS)))
+        except OverflowError:  # a record dated before year 3
+            continue
+    return vague
+
+
+def _month_names(sentence: str, record_date: dt.date, taken: list[tuple[int, int]]
+                 ) -> list[tuple[int, dt.date, str]]:
+    """``(offset, date, "absolute")`` of month names ("March 2079", "in May": the latest
+    May not after the record date), the 15th of the month, not after the record date;
+    their spans are added to ``taken``."""
+    found: list[tuple[int, dt.date, str]] = []
+    for m in _MONTH.finditer(sentence):
+        mon = _MONTHS[m.group("mon").lower()[:3]]
+        if m.group("y"):
+            date = _safe(int(m.group("y")), mon, 15)
+        else:  # the latest such month not after the record date
+            y = record_date.year if mon <= record_date.month else record_date.year - 1
+            date = _safe(y, mon, 15)
+        if date is not None and date <= record_date:
             taken.append((m.start(), m.end()))
             found.append((m.start(), date, "absolute"))
-    return relative, tuple(vague), tuple(found)
+    return found
+
+
+def _numeric_date(m: re.Match, kind: str, record_date: dt.date | None) -> dt.date | None:
+    """The date of a numeric date match of ``kind`` ("iso", "mdy", "my", "md", "y"), or
+    None when it is no date of the past (year outside 1900-2100, no such day, after the
+    record date)."""
+    if kind == "md":
+        return _month_day(m, record_date)
+    y = _year(m.group("y"))
+    if not 1900 <= y <= 2100:
+        return None
+    if kind in ("iso", "mdy"):
+        mo, d = int(m.group("m")), int(m.group("d") or 15)
+        date = _safe(y, mo, d)
+    elif kind == "my":
+        date = _month_year(m, y, record_date)
+    else:
+        date = dt.date(y, 7, 1)
+        if record_date is not None and y == record_date.year:
+            date = record_date
+    if date is None:
+        return None
+    if record_date is not None and date > record_date:
+        return None  # a future date: a plan ("through 1/2073"), not the event
+    return date
+
+
+def _month_day(m: re.Match, record_date: dt.date | None) -> dt.date | None:
+    """US month/day without a year: the latest such date not after the record date
+    (n2c2 notes write "NSTEMI 6/2" for June 2 of the record's year); None without a
+    record date."""
+    if record_date is None:
+        return None
+    mo, d = int(m.group("m")), int(m.group("d"))
+    y = record_date.year if (mo, d) <= (record_date.month, record_date.day) else record_date.year - 1
+    return _safe(y, mo, d) if 1 <= mo <= 12 else None
+
+
+def _month_year(m: re.Match, y: int, record_date: dt.date | None) -> dt.date | None:
+    """Month/year ("7/2079", the 15th), or month/day when a two-digit "year" lies more
+    than five years from the record's year ("NSTEMI 7/14" in a note of 2089-07-28 is
+    July 14, not 2014: the latest such date not after the record date)."""
+    mo = int(m.group("m"))
+    date = _safe(y, mo, 15) if 1 <= mo <= 12 else None
+    dd = int(m.group("y"))
+    if (
+        len(m.group("y")) == 2
+        and record_date is not None
+        and abs(y - record_date.year) > 5
+        and 1 <= mo <= 12
+        and 1 <= dd <= 31
+    ):
+        y = record_date.year if (mo, dd) <= (record_date.month, record_date.day) else record_date.year - 1
+        date = _safe(y, mo, dd)
+    return date
 
 
 def days_before(now: dt.date, date: dt.date) -> int:
