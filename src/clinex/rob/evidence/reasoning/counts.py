@@ -33,7 +33,6 @@ from __future__ import annotations
 import re
 
 from clinex.rob.evidence.reasoning.count_phrases import (
-    Count,
     _ALL_HAD,
     _ANALYSED,
     _ANALYSED_WORDS,
@@ -60,6 +59,7 @@ from clinex.rob.evidence.reasoning.count_phrases import (
     _RANDOMISED_TWO,
     _RANDOMISED_VERB,
     _RESULT_PAIR,
+    Count,
     parse_number,
 )
 from clinex.rob.evidence.reasoning.participant_flow import Flow, flow

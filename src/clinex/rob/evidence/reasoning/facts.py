@@ -28,6 +28,7 @@ from typing import Any
 
 from clinex.io.textfile import parse_yaml
 from clinex.rob.evidence.assertion import AFFIRMED, Assertion, AssertionScope
+from clinex.rob.evidence.reasoning.actors import _actors_in, _adjective_of
 
 __all__ = ["Sentence", "Finding", "BlindingStatement", "ReasoningData", "load_reasoning_data",
            "find", "blinding_statements", "hypothetical_spans", "ACTORS"]
@@ -351,77 +352,6 @@ def _clauses(text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
 
 
-def _actor_mentions(data: ReasoningData, text: str) -> list[tuple[int, int, str]]:
-    out = []
-    for actor, pat in data.actors.items():
-        for m in pat.finditer(text):
-            word = m.group(0).lower()
-            for a in data.actor_also.get(word) or (actor,):
-                out.append((m.start(), m.end(), a))
-    return sorted(out)
-
-
-_ASSESSING = re.compile(r"\b(measured|assessed|rated|scored|read|evaluated|judged|graded|adjudicated|analy[sz]ed|"
-                        r"tested|processed|recorded|collected|extracted)\b[^.;]{0,60}\bby\b", re.I)
-_DELIVERING = re.compile(r"\b(deliver\w*|administer\w*|provid\w*|treat\w*|gave|applied|prescrib\w*|"
-                         r"perform\w* the (intervention|procedure|operation)|operat\w*)\b", re.I)
-_GENERIC_DELIVERER = re.compile(r"^(staff|personnel|team)$", re.I)
-_ASSESSED_BY = re.compile(
-    r"\b(?:measured|assessed|rated|scored|evaluated|judged|graded|adjudicated|examined|"
-    r"(?:examinations?|assessments?|measurements?|evaluations?) (?:was|were) (?:done|performed|carried out|made|undertaken|conducted))"
-    r"\b[^.;,]{0,40}?\bby (?:an? |the |two |one )?(?:(?:independent|blinded|masked|separate|trained|experienced|senior|second|other)\s)*", re.I)
-
-
-_RESEARCH_STAFF = re.compile(r"research (assistants?|nurses?|coordinators?)", re.I)
-#: Verbs of delivering an intervention (stricter than ``_DELIVERING``: no "treatment").
-_DELIVERS = re.compile(r"\b(deliver(ed|ing|s)?|administer(ed|ing|s)?|gave|applied|ran|led|taught|counsell?ed|"
-                       r"(provided|offered) (the )?(intervention|sessions?|advice|counsell?ing|training|therapy|education))\b", re.I)
-
-
-def _actors_in(data: ReasoningData, text: str, at: int | None = None) -> list[str]:
-    """Actors named in ``text``, in order of mention; with ``at`` (a concept's offset in
-    ``text``), those named before it (the subject: "the admitting team knew which implant
-    a patient would receive") unless nobody is named before it ("to blind patients").
-    Generic "staff" in a clause about measuring an outcome ("measured ... by staff unaware
-    of group allocation") are the assessors, not those delivering the intervention; research
-    assistants, nurses or coordinators in a sentence about delivering the intervention (and
-    not about assessing) are those delivering it."""
-    mentions = _actor_mentions(data, text)
-    # "assessed at 24 months by an independent surgeon who had not taken part in the
-    # operations": the clinician named as the agent of the assessment is an assessor
-    # (QA3 2026-12-01), whatever their profession
-    for m in _ASSESSED_BY.finditer(text):
-        mentions = [(b, e, "assessors") if a == "deliverers" and b == m.end() else (b, e, a)
-                    for b, e, a in mentions]
-    if _DELIVERS.search(text) and not _ASSESSING.search(text) and not _ASSESSED_BY.search(text):
-        # "the research assistant delivered the sessions": about delivering, not assessing (QA4)
-        mentions = [(b, e, "deliverers") if a == "assessors" and _RESEARCH_STAFF.fullmatch(text[b:e]) else (b, e, a)
-                    for b, e, a in mentions]
-    mentions = sorted(set(mentions))
-    if _ASSESSING.search(text) and not _DELIVERING.search(text):
-        mentions = [m for m in mentions
-                    if not (m[2] == "deliverers" and _GENERIC_DELIVERER.match(text[m[0]:m[1]].split()[-1]))]
-        if not any(m[2] == "assessors" for m in mentions):
-            mentions.append((_ASSESSING.search(text).start(), _ASSESSING.search(text).end(), "assessors"))
-            mentions.sort()
-    if at is not None:
-        before = [m for m in mentions if m[1] <= at]
-        mentions = before or mentions
-    return list(dict.fromkeys(a for _, _, a in mentions))
-
-
-# A word after a concept that keeps it predicative ("masked to allocation") or about the
-# trial ("a double-blind trial"); any other word makes the concept an adjective of that
-# word ("masked syringes", "unblinded pharmacists"): about an actor only if the word is one.
-_PREDICATIVE = frozenset({
-    "to", "by", "for", "and", "or", "as", "at", "in", "on", "during", "throughout", "until", "with",
-    "from", "regarding", "about", "of", "but", "trial", "trials", "study", "studies", "design",
-    "fashion", "manner", "conditions", "setting", "rct", "comparison", "phase", "randomised",
-    "randomized", "multicentre", "multicenter", "parallel", "controlled", "placebo", "crossover",
-    "pilot", "period", "treatment", "were", "was", "is", "are", "the", "a", "an",
-})
-
-
 _FORESEEN = re.compile(r"\b(allocation )?(schedule|sequence|list|next (assignment|allocation))\b[^.;]{0,40}"
                        r"\b(in advance|beforehand|ahead of|before (the patient|consent|enrol\w*|recruit\w*|randomi[sz]\w*))", re.I)
 _ONLY = re.compile(r"\bonly (the )?(patients?|participants?|subjects?|women|children)\b", re.I)
@@ -434,33 +364,126 @@ _DESIGN_LABELS = frozenset({"double_blind", "triple_blind", "open_label", "regis
 _ADJECTIVAL = frozenset({"blinded", "open_label", "double_blind", "triple_blind", "single_blind"})
 
 
-_AUX_BEFORE = re.compile(
-    r"\b(were|was|be|been|being|is|are|remained|remain|kept|stayed|not|never|fully|also|all|both|adequately|successfully)\s*$", re.I)
+def _concept_matches(data: ReasoningData, text: str) -> list[tuple[dict, int, int]]:
+    """Blinding concepts of a sentence, in text order: the first pattern's match wins an
+    overlap; matches inside a hypothetical clause are left out."""
+    matches: list[tuple[dict, int, int]] = []
+    hypo = hypothetical_spans(data, text)
+    for concept, pat in data.blinding:
+        for m in pat.finditer(text):
+            if any(m.start() < e and b < m.end() for _, b, e in matches) or _inside(hypo, m.start(), m.end()):
+                continue
+            matches.append((concept, m.start(), m.end()))
+    matches.sort(key=lambda x: x[1])
+    return matches
 
 
-def _adjective_of(data: ReasoningData, text: str, end: int, start: int | None = None) -> list[str] | None:
-    """None when the concept ending at ``end`` (starting at ``start``) is predicative
-    ("were masked owing to ..."); else the actors it qualifies (empty: it qualifies
-    something else: "masked syringes")."""
-    if start is not None and _AUX_BEFORE.search(text[max(0, start - 30):start]):
+def _ellipsis_statements(data: ReasoningData, s: Sentence, clause: str, base: bool | None) -> list[BlindingStatement]:
+    """Statements of a clause without a concept that repeats the last one ("..., but
+    patients were." / "...; assessors were not." / "and neither were the assessors");
+    ``base`` is what the last concept means when affirmed (None: no concept yet)."""
+    named = _actors_in(data, clause)
+    if base is not None and named and (_ELLIPSIS.search(clause) or _INVERTED.search(clause)):
+        negated = bool(_NEG_WORD.search(clause)) or bool(_NEITHER.search(clause))
+        value = base != negated
+        return [BlindingStatement(a, value, False, False, "ellipsis", s) for a in named]
+    return []
+
+
+def _clause_assertion(text: str, cs: int, ce: int, b: int, a: Assertion) -> Assertion:
+    """The concept's assertion within its clause ``text[cs:ce]``: negated by a "no" heading
+    the subject, affirmed when its negation cue lies in another clause."""
+    if not a.negated and _NO_PEOPLE.fullmatch(text, cs, b):
+        # "No participants, surgeons or outcome assessors were blinded": "no"
+        # heads the subject, beyond ConText's window for "no"
+        a = Assertion(negated=True, hedged=a.hedged, cue="no_people", cue_start=cs)
+    if a.negated and a.cue_start is not None and (not cs <= a.cue_start < ce
+                                                   or _scope_ended(text, b, a.cue_start)):
+        # "Because ... not receiving messages, participants knew ...", "were aware
+        # of the allocated treatment, as no sham device was used": another clause
+        a = AFFIRMED
+    return a
+
+
+def _states_nothing(concept: dict, text: str, b: int, e: int, a: Assertion, clause: str) -> bool:
+    """True when the concept at ``text[b:e]`` states nothing on blinding: the noun alone
+    ("Randomisation and masking"), a time ("before unblinding") or foreseen allocation
+    ("ward staff knew the allocation schedule in advance": concealment, 1.2)."""
+    if concept["id"] == "blinded" and not a.negated and text[b:e].lower().endswith("ing"):
+        return True  # the noun alone ("Randomisation and masking") states nothing
+    if _WHEN.search(text[max(0, b - 40):b]):
+        return True  # "before unblinding", "until the allocation was unmasked": a time
+    return bool(_FORESEEN.search(clause))  # "ward staff knew the allocation schedule in advance"
+
+
+def _statement_actors(data: ReasoningData, concept: dict, text: str, b: int, e: int,
+                      clause: str, cs: int, value: bool) -> tuple[list[str], bool] | None:
+    """Who the concept at ``text[b:e]`` is about, and whether only by implication; None
+    when it is about nobody we ask about ("masked syringes", "a single-blind trial")."""
+    qualified = (_adjective_of(data, text, e, b)
+                 if concept["id"] in _ADJECTIVAL and re.search(r"(blind|blinded|masked|label)$", text[b:e], re.I)
+                 else None)
+    if qualified is not None and not qualified:
+        return None  # "masked syringes", "unblinded pharmacists": nobody we ask about
+    if concept["id"] in _DESIGN_LABELS and not qualified:
+        # "an open-label study used blinded adjudication": the label is about
+        # the trial; statements naming people decide for them
+        near: list[str] = []
+    else:
+        near = qualified or _actors_in(data, clause, b - cs)
+    implied = bool(concept.get("implied")) and not near
+    actors = near or list(concept.get("actors") or [])
+    if not actors:
+        if concept["id"] == "single_blind":
+            return None  # "a single-blind trial" does not say who
+        # "Blinding was not possible", "the study was not blinded": nobody
+        # named, about everyone who could have been blinded
+        actors, implied = ["participants", "deliverers"] + (["assessors"] if not value else []), True
+    return actors, implied
+
+
+def _concept_statements(data: ReasoningData, s: Sentence, concept: dict, b: int, e: int, a: Assertion,
+                        cs: int, ce: int) -> list[BlindingStatement] | None:
+    """Statements of one concept at ``s.text[b:e]`` in the clause ``s.text[cs:ce]``; None
+    when it states nothing (absent, not a statement, about nobody)."""
+    if a.absent:
+        return None  # "whether assessors were blinded was not reported": no information
+    clause = s.text[cs:ce]
+    a = _clause_assertion(s.text, cs, ce, b, a)
+    if _states_nothing(concept, s.text, b, e, a, clause):
         return None
-    if re.search(r"\bto\s+$", text[max(0, end - 20):end].rsplit(" ", 1)[0] + " "):
-        return None  # "not possible to blind patients": a verb, its object is named in the clause
-    starts = []
-    pos = end
-    for _ in range(3):  # the noun phrase after the concept: "blinded central adjudication committee"
-        m = re.match(r"[ \t-]*([A-Za-z][\w-]*)", text[pos:])
-        if m is None or m.group(1).lower() in _PREDICATIVE:
-            break
-        starts.append(pos + m.start(1))
-        pos += m.end()
-    if not starts:
+    value = bool(concept["blinded"]) != a.negated
+    found = _statement_actors(data, concept, s.text, b, e, clause, cs, value)
+    if found is None:
         return None
-    mentions = [(s, a) for s, _, a in _actor_mentions(data, text) if s in starts]
-    if not mentions:
+    actors, implied = found
+    hedged = a.hedged or bool(concept.get("hedged"))
+    out = [BlindingStatement(actor, value, hedged, implied, concept["id"], s) for actor in actors]
+    if value and _ONLY.search(clause) and actors == ["participants"]:
+        # "only the patients were unaware": those delivering care were aware
+        out.append(BlindingStatement("deliverers", False, hedged, True, concept["id"] + "_only", s))
+    return out
+
+
+def _sentence_statements(data: ReasoningData, scope: AssertionScope, s: Sentence) -> list[BlindingStatement]:
+    """Blinding statements of one sentence, clause by clause."""
+    matches = _concept_matches(data, s.text)
+    if not matches:
         return []
-    first = min(s for s, _ in mentions)
-    return [a for s, a in mentions if s == first]
+    assertions = scope.check(s.text, [(b, e) for _, b, e in matches])
+    out: list[BlindingStatement] = []
+    base: bool | None = None  # what the last concept means when affirmed (blinded?)
+    for cs, ce in _clauses(s.text):
+        here = [(c, b, e, a) for (c, b, e), a in zip(matches, assertions) if cs <= b < ce]
+        if not here:
+            out.extend(_ellipsis_statements(data, s, s.text[cs:ce], base))
+            continue
+        for concept, b, e, a in here:
+            found = _concept_statements(data, s, concept, b, e, a, cs, ce)
+            if found is not None:
+                out.extend(found)
+                base = bool(concept["blinded"])
+    return out
 
 
 def blinding_statements(data: ReasoningData, scope: AssertionScope,
@@ -480,74 +503,5 @@ def blinding_statements(data: ReasoningData, scope: AssertionScope,
     """
     out: list[BlindingStatement] = []
     for s in sentences:
-        matches: list[tuple[dict, int, int]] = []
-        hypo = hypothetical_spans(data, s.text)
-        for concept, pat in data.blinding:
-            for m in pat.finditer(s.text):
-                if any(m.start() < e and b < m.end() for _, b, e in matches) or _inside(hypo, m.start(), m.end()):
-                    continue
-                matches.append((concept, m.start(), m.end()))
-        if not matches:
-            continue
-        matches.sort(key=lambda x: x[1])
-        assertions = scope.check(s.text, [(b, e) for _, b, e in matches])
-        base: bool | None = None  # what the last concept means when affirmed (blinded?)
-        clauses = _clauses(s.text)
-        for cs, ce in clauses:
-            clause = s.text[cs:ce]
-            here = [(c, b, e, a) for (c, b, e), a in zip(matches, assertions) if cs <= b < ce]
-            named = _actors_in(data, clause)
-            if not here:
-                if base is not None and named and (_ELLIPSIS.search(clause) or _INVERTED.search(clause)):
-                    # the clause repeats the last concept ("..., but patients were." /
-                    # "...; assessors were not." / "and neither were the assessors")
-                    negated = bool(_NEG_WORD.search(clause)) or bool(_NEITHER.search(clause))
-                    value = base != negated
-                    out.extend(BlindingStatement(a, value, False, False, "ellipsis", s) for a in named)
-                continue
-            for concept, b, e, a in here:
-                if a.absent:
-                    continue  # "whether assessors were blinded was not reported": no information
-                if not a.negated and _NO_PEOPLE.fullmatch(s.text, cs, b):
-                    # "No participants, surgeons or outcome assessors were blinded": "no"
-                    # heads the subject, beyond ConText's window for "no"
-                    a = Assertion(negated=True, hedged=a.hedged, cue="no_people", cue_start=cs)
-                if a.negated and a.cue_start is not None and (not cs <= a.cue_start < ce
-                                                               or _scope_ended(s.text, b, a.cue_start)):
-                    # "Because ... not receiving messages, participants knew ...", "were aware
-                    # of the allocated treatment, as no sham device was used": another clause
-                    a = AFFIRMED
-                if concept["id"] == "blinded" and not a.negated and s.text[b:e].lower().endswith("ing"):
-                    continue  # the noun alone ("Randomisation and masking") states nothing
-                if _WHEN.search(s.text[max(0, b - 40):b]):
-                    continue  # "before unblinding", "until the allocation was unmasked": a time
-                if _FORESEEN.search(clause):
-                    continue  # "ward staff knew the allocation schedule in advance": concealment (1.2)
-                value = bool(concept["blinded"]) != a.negated
-                qualified = (_adjective_of(data, s.text, e, b)
-                             if concept["id"] in _ADJECTIVAL and re.search(r"(blind|blinded|masked|label)$", s.text[b:e], re.I)
-                             else None)
-                if qualified is not None and not qualified:
-                    continue  # "masked syringes", "unblinded pharmacists": nobody we ask about
-                if concept["id"] in _DESIGN_LABELS and not qualified:
-                    # "an open-label study used blinded adjudication": the label is about
-                    # the trial; statements naming people decide for them
-                    near = []
-                else:
-                    near = qualified or _actors_in(data, clause, b - cs)
-                implied = bool(concept.get("implied")) and not near
-                actors = near or list(concept.get("actors") or [])
-                if not actors:
-                    if concept["id"] == "single_blind":
-                        continue  # "a single-blind trial" does not say who
-                    # "Blinding was not possible", "the study was not blinded": nobody
-                    # named, about everyone who could have been blinded
-                    actors, implied = ["participants", "deliverers"] + (["assessors"] if not value else []), True
-                hedged = a.hedged or bool(concept.get("hedged"))
-                for actor in actors:
-                    out.append(BlindingStatement(actor, value, hedged, implied, concept["id"], s))
-                if value and _ONLY.search(clause) and actors == ["participants"]:
-                    # "only the patients were unaware": those delivering care were aware
-                    out.append(BlindingStatement("deliverers", False, hedged, True, concept["id"] + "_only", s))
-                base = bool(concept["blinded"])
+        out.extend(_sentence_statements(data, scope, s))
     return out
