@@ -30,7 +30,7 @@ import pytest
 from defusedxml import ElementTree as DET
 
 from clinex.errors import InputError
-from clinex.pv import e2b
+from clinex.pv import e2b, e2b_case, e2b_xml
 from clinex.pv.e2b import E2BSettings, age_group_of, age_of, case_from_record, sex_of, write_e2b
 from clinex.pv.formats.phee_json import to_phee_dict
 from clinex.pv.types import Argument, Attribute, Combination, Event, SentenceEvents
@@ -931,7 +931,8 @@ def test_unreadable_row_is_skipped_with_a_warning(tmp_path: Path) -> None:
 
 
 def test_subject_readers() -> None:
-    assert doctest.testmod(e2b, optionflags=doctest.ELLIPSIS).failed == 0
+    for module in (e2b, e2b_case, e2b_xml):
+        assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
     assert age_of("28 month-old child") == ("28", "mo") and age_of("11-day-old") == ("11", "d")
     assert age_of("74 years to 90 years") is None and age_of("over the age of 50") is None
     assert age_of("premature infants (mean gestational age 27 weeks)") is None
@@ -951,7 +952,7 @@ def test_docs_list_the_filled_and_the_left_elements() -> None:
 
 def test_placebo_and_numbers_are_never_suspect_drugs() -> None:
     """Fresh-user QA on BC5CDR: 'placebo' and a bare '5' became suspect drugs of an ICSR."""
-    from clinex.pv.e2b import _NOT_A_SUSPECT
+    from clinex.pv.e2b_case import _NOT_A_SUSPECT
 
     assert [t for t in ("placebo", "matching placebo", "5", "rats", "the drug", "SM-5887", "Tylenol")
             if _NOT_A_SUSPECT.search(t)] == ["placebo", "matching placebo", "5", "rats"]
