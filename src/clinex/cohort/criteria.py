@@ -157,7 +157,7 @@ class ConceptSpec(_Model):
     exclude_context : list of str
         Regular expressions (case-insensitive) searched in the mention's clause
         (the ``;``-separated part of its sentence, see
-        :func:`clinex.cohort.engine._clause`); a hit voids the mention ("ruled
+        :func:`clinex.cohort.mentions._clause`); a hit voids the mention ("ruled
         out", "motivational interviewing").
     require_context : list of str
         If given, the sentence must match one of these regular expressions.

@@ -18,6 +18,10 @@ A patient without any record date has no "now": windowed concepts then count
 only mentions in the last record (documented fallback). A patient with empty
 text gets every criterion's default label and no evidence.
 
+The records are cut into pieces for spaCy by :mod:`clinex.cohort.pieces`; what is
+read on a mention's own sentence (clause, weekly amounts, dates taken from the
+record) is in :mod:`clinex.cohort.mentions`.
+
 References
 ----------
 .. [1] Stubbs A, Filannino M, Soysal E, Henry S, Uzuner Ö. Cohort selection for
@@ -28,12 +32,10 @@ References
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 from clinex.cohort.criteria import (
@@ -45,11 +47,12 @@ from clinex.cohort.criteria import (
     Criterion,
     LabSpec,
     Not,
-    QuantitySpec,
     Rule,
     load_criteria,
 )
 from clinex.cohort.labs import find_lab_values, lab_holds, uln_shown
+from clinex.cohort.mentions import Mention, _clause, _hits, _is_female, _weekly_amount, propagate_dates
+from clinex.cohort.pieces import first_words, mask_lines, record_pieces
 from clinex.cohort.timeline import event_date, within_window
 from clinex.cohort.types import Decision, Evidence, Patient
 from clinex.errors import InputError, ModelError
@@ -59,35 +62,6 @@ __all__ = ["Mention", "ScreeningEngine"]
 
 _MAX_EVIDENCE = 8
 _PER_CONCEPT = 3
-_PAREN = re.compile(r"\([^()]*\)")
-_VOIDING = ("NEGATED_EXISTENCE", "FAMILY", "HYPOTHETICAL", "PLANNED", "POSSIBLE_EXISTENCE", "OTHER_PERSON")
-#: Words that make an undated mention refer back to an already reported event.
-_HISTORY_WORDS = re.compile(r"\b(?:s/p|status post|history of|h/o|hx of|prior|previous|recent|remote|(?<!-)old|since (?:her|his)|after (?:her|his))\b", re.I)
-#: Longest piece without a blank line given to spaCy (characters). medspaCy's ConText
-#: pairs every target with every modifier of a document, so a piece's cost grows with its
-#: square: a pasted flowsheet or a copied-forward list is cut at a line break (one that
-#: starts a new sentence when there is one; on one long line, at a space) after this
-#: many characters. Twice :data:`clinex.cohort.nlp.MAX_SENTENCE_CHARS`.
-_CHUNK = 2_000
-_PIECE = 800
-_WORD = re.compile(r"[a-z0-9]+")
-#: A line that continues the previous sentence: indented prose or lower-case start, not a list item.
-_CONT = re.compile(r"(?:[ \t]+(?![-*•]|\d{1,2}[.)])\S|[a-z])")
-
-
-#: Characters before a mention searched for a history word ("s/p recent MI", "history of
-#: DKA"): the words must qualify the mention itself, not a heading elsewhere in its
-#: sentence ("Meds (copied from prior): ... fish oil" is today's medication list; QA stop 18).
-_HISTORY_WINDOW = 40
-
-
-def _refers_back(m: "Mention") -> bool:
-    """Whether a history word stands just before mention ``m`` in its sentence, with no
-    colon between (a colon ends a heading: "Meds (unchanged from prior): aspirin")."""
-    lo = max(0, m.start - m.sent_start - _HISTORY_WINDOW)
-    before = m.sentence[lo : m.start - m.sent_start]
-    before = before.rsplit(":", 1)[-1]
-    return bool(_HISTORY_WORDS.search(before + " " + m.sentence[m.start - m.sent_start : m.end - m.sent_start]))
 
 
 def _value_sentence(text: str, rec_start: int, rec_end: int, start: int, end: int) -> tuple[int, int]:
@@ -110,112 +84,10 @@ def _value_sentence(text: str, rec_start: int, rec_end: int, start: int, end: in
     return sents[0][0], max(sents[-1][1], end)
 
 
-@lru_cache(maxsize=8192)
-def _hits(rx: re.Pattern[str], clause: str) -> bool:
-    """``rx.search(clause)``, cached: every mention of a long list sentence has the same
-    clause, which is then searched once."""
-    return rx.search(clause) is not None
-
-
-def _line_cut(text: str, lo: int, hi: int) -> int:
-    """The last line break in ``text[lo:hi]`` after which a new sentence starts (the next
-    line is not a lower-case or indented continuation), else the last line break in the
-    second half of the range, else -1. Looks at no more than 64 line breaks."""
-    fallback = text.rfind("\n", lo + (hi - lo) // 2, hi)
-    cut = fallback
-    for _ in range(64):
-        if cut < 0 or not _CONT.match(text, cut + 1):
-            break
-        cut = text.rfind("\n", lo + (hi - lo) // 2, cut)
-    if cut >= 0:
-        return cut
-    return fallback if fallback >= 0 else text.rfind("\n", lo, hi)
-
-
-def _clause(sentence: str, start: int, end: int) -> str:
-    """The part of a sentence that context patterns may look at for one mention.
-
-    The ``;``-separated part holding the mention, with parenthesised asides that
-    neither hold it nor follow it within 12 characters blanked out: in "aspirin 81 mg daily, atorvastatin (stopped
-    simvastatin)" the "stopped" is not about aspirin, nor is "ruled out" in
-    "NSTEMI 3 weeks ago; PE ruled out". Offsets are characters into ``sentence``.
-    """
-    left = sentence.rfind(";", 0, start) + 1
-    right = sentence.find(";", end)
-    right = len(sentence) if right < 0 else right
-    part = sentence[left:right]
-    if "(" in part:
-        s0, e0 = start - left, end - left
-
-        def blank(mt: re.Match[str]) -> str:
-            holds = mt.start() <= s0 and e0 <= mt.end()
-            follows = 0 <= mt.start() - e0 <= 12  # "MI (motivational interviewing)", "HCP: son (not activated)"
-            return mt.group() if holds or follows else " " * len(mt.group())
-
-        part = _PAREN.sub(blank, part)
-    return part
-
-
-_FEMALE = re.compile(r"\b(?:she|her|hers|woman|female|mrs|ms)\b", re.I)
-_MALE = re.compile(r"\b(?:he|his|him|man|male|mr)\b", re.I)
-_COUNT_WORDS = {"a": 1.0, "an": 1.0, "one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0, "couple": 2.0, "few": 3.0}
-_COUNT = re.compile(
-    r"(?:(?P<n>\d+(?:\.\d+)?)(?:\s*(?:-|to)\s*\d+(?:\.\d+)?)?|(?P<w>an?|one|two|three|four|five|six|couple|few))"
-    r"(?:\s+of)?(?:\s+[a-z]+)?\s*$",
-    re.I,
-)
-
-
-def _is_female(text: str) -> bool:
-    """Whether the notes refer to the patient as a woman (more she/her/Mrs than he/his/Mr)."""
-    return len(_FEMALE.findall(text)) > len(_MALE.findall(text))
-
-
-def _weekly_amount(sentence: str, start: int, end: int, unit: str, q: "QuantitySpec") -> float | None:
-    """Units per week stated around a unit phrase, or None when count or period is missing.
-
-    ``start``/``end`` are the unit's offsets in ``sentence`` (characters); the count
-    is read in the 40 characters before it and the period in the 40 after it, both
-    within its ``;``-separated clause. The first ``per_week`` pattern (in file order)
-    that matches gives the period.
-    """
-    left = sentence.rfind(";", 0, start) + 1
-    before = sentence[left:start][-40:]
-    m = _COUNT.search(before)
-    if m is None:
-        return None
-    n = float(m.group("n")) if m.group("n") else _COUNT_WORDS[m.group("w").lower()]
-    right = sentence.find(";", end)
-    after = sentence[end : len(sentence) if right < 0 else right][:40].lower()
-    for rx, per_week in q.per_week.items():
-        if re.search(rx, after, re.I):
-            return n * q.units.get(unit, q.units.get(unit.lower(), 1.0)) * per_week
-    return None
-
-
-@dataclass(frozen=True)
-class Mention:
-    """A concept mention in one sentence (internal; offsets into ``Patient.text``)."""
-
-    criterion: str
-    concept: str
-    term: str
-    record: int
-    record_date: dt.date | None
-    event_date: dt.date | None
-    dated: str
-    start: int
-    end: int
-    sent_start: int
-    sent_end: int
-    against: bool
-    sentence: str
-    modifiers: frozenset[str]
-    section: str | None
-
-
 @dataclass
 class _Compiled:
+    """A criterion with its concepts' context patterns compiled (one alternation each, or None)."""
+
     crit: Criterion
     exclude: dict[str, re.Pattern[str] | None] = field(default_factory=dict)
     require: dict[str, re.Pattern[str] | None] = field(default_factory=dict)
@@ -223,6 +95,7 @@ class _Compiled:
 
 
 def _alt(patterns: Sequence[str]) -> re.Pattern[str] | None:
+    """One case-insensitive alternation of ``patterns``, or None when there are none."""
     if not patterns:
         return None
     return re.compile("|".join(f"(?:{p})" for p in patterns), re.I)
@@ -299,42 +172,8 @@ class ScreeningEngine:
                     self.phrase_index_.setdefault(phrase.lower(), []).append((i, name, phrase.lower(), True))
             self.compiled_.append(comp)
         self.nlp_ = get_nlp(self.phrase_index_)
-        self.first_words_ = {max(_WORD.findall(k) or [k], key=len) for k in self.phrase_index_}
+        self.first_words_ = first_words(self.phrase_index_)
         return self
-
-    _HEADER = re.compile(r"[ \t]*[A-Za-z][A-Za-z0-9 /&()'-]{0,48}:")
-
-    def _mask(self, text: str) -> str:
-        """Blank out lines far from any concept phrase (offsets are kept).
-
-        Only lines holding a phrase, their neighbours (wrapped sentences) and
-        section-header lines go through spaCy; every other character except line
-        breaks becomes a space. This is a speed-up only: a blanked line cannot
-        hold a target, and ConText scopes end at sentence boundaries.
-        """
-        lines = text.split("\n")
-        first = self.first_words_
-        hit = [bool(first.intersection(_WORD.findall(ln.lower()))) for ln in lines]
-        cont = [bool(_CONT.match(ln)) for ln in lines]
-        keep = list(hit)
-        # wrapped sentences, in two linear passes: the continuation lines below a hit
-        # line, and the lines above a hit line that it (through continuations) continues
-        below = False
-        for i, h in enumerate(hit):
-            below = h or (below and cont[i])
-            keep[i] = keep[i] or below
-        reach = False  # lines i..(a hit line) are all continuations
-        for i in range(len(lines) - 1, 0, -1):
-            reach = cont[i] and (hit[i] or reach)
-            if reach:
-                keep[i - 1] = True
-        out = []
-        for ln, k in zip(lines, keep):
-            if k or self._HEADER.match(ln) or len(ln.strip()) <= 40:  # headers, with or without a colon
-                out.append(ln)
-            else:
-                out.append(" " * len(ln))
-        return "\n".join(out)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "criteria_"):
@@ -407,43 +246,10 @@ class ScreeningEngine:
             )
 
     # ------------------------------------------------------------------ internals
-    def _records(self, p: Patient) -> list[tuple[int, int, dt.date | None, int]]:
-        """(start, end, date, record index) of each piece of text that goes through spaCy.
-
-        Records are cut at blank lines into pieces of about ``_PIECE`` characters
-        (clinical notes separate sections by blank lines, so a piece starts at a
-        section header), and a piece without blank lines is cut at a line break
-        after ``_CHUNK`` characters (a pasted flowsheet). Pieces keep their record's
-        date and index; the cut only bounds spaCy's work (ConText scopes end at
-        sentences anyway). A patient without records but with text is one undated
-        record.
-        """
-        recs = [(r.start, r.end, r.date) for r in p.records] if p.records else ([(0, len(p.text), None)] if p.text.strip() else [])
-        out: list[tuple[int, int, dt.date | None, int]] = []
-        text = p.text
-        for ri, (s, e, d) in enumerate(recs):
-            while e - s > _PIECE:
-                cut = text.find("\n\n", s + _PIECE, min(e, s + _CHUNK + 2))
-                if cut < 0 or cut - s > _CHUNK:
-                    cut = _line_cut(text, s, s + _CHUNK) if e - s > _CHUNK else -1
-                    if cut < 0:
-                        if e - s <= _CHUNK:
-                            break
-                        sp = text.rfind(" ", s + _CHUNK // 2, s + _CHUNK)  # one long line: between words
-                        cut = sp if sp > s else s + _CHUNK
-                cut = cut + 1 if text[cut : cut + 1] == "\n" else cut
-                if cut <= s or cut >= e:
-                    break
-                out.append((s, cut, d, ri))
-                s = cut
-            if e > s:
-                out.append((s, e, d, ri))
-        return out
-
     def _screen_batch(self, patients: list[Patient]) -> Iterator[tuple[Patient, dict[str, Decision]]]:
-        recs = [self._records(p) for p in patients]
+        recs = [record_pieces(p) for p in patients]
         jobs = [(pi, rec) for pi in range(len(patients)) for rec in recs[pi]]
-        texts = (self._mask(patients[pi].text[s:e]) for pi, (s, e, _d, _r) in jobs)
+        texts = (mask_lines(patients[pi].text[s:e], self.first_words_) for pi, (s, e, _d, _r) in jobs)
         mentions: list[list[Mention]] = [[] for _ in patients]
         female = [_is_female(p.text) for p in patients]
         for (pi, (s, _e, date, ri)), doc in zip(jobs, self.nlp_.pipe(texts, batch_size=self.batch_size)):
@@ -538,7 +344,7 @@ class ScreeningEngine:
 
     def _concept(self, comp: _Compiled, name: str, spec: ConceptSpec, ms: list[Mention], p: Patient, n_records: int) -> tuple[bool, list[Mention]]:
         if spec.window_days is not None:
-            ms = self._propagate_dates(spec, ms)
+            ms = propagate_dates(spec, ms)
         valid = [m for m in ms if self._valid(comp, spec, m, p.text, p.now, n_records)]
         pos = [m for m in valid if not m.against]
         if spec.resolve == "latest":
@@ -554,51 +360,6 @@ class ScreeningEngine:
                 return False, in_latest
         terms = {m.term for m in pos}
         return len(terms) >= spec.distinct, pos
-
-    @staticmethod
-    def _inherit_history_dates(ms: list[Mention]) -> list[Mention]:
-        """An undated, history-worded mention ("s/p recent MI") in record r refers to the
-        event an earlier record reported: it takes the event date of the latest earlier
-        record with an affirmed mention of the same concept.
-
-        References: GUIDELINE.md, "The reference point" (an event reported in an earlier
-        record outside the window does not count, even if the text calls it recent).
-        """
-        affirmed: dict[int, dt.date] = {}
-        for m in ms:
-            if m.event_date is not None and not m.against and not m.modifiers.intersection(_VOIDING):
-                if m.record not in affirmed or m.event_date > affirmed[m.record]:
-                    affirmed[m.record] = m.event_date
-        if not affirmed:
-            return ms
-        out = []
-        for m in ms:
-            if m.dated == "record" and _refers_back(m):
-                earlier = [r for r in affirmed if r < m.record]
-                if earlier:
-                    m = dataclasses.replace(m, event_date=affirmed[max(earlier)], dated="inherited")
-            out.append(m)
-        return out
-
-    @staticmethod
-    def _propagate_dates(spec: ConceptSpec, ms: list[Mention]) -> list[Mention]:
-        """Undated mentions take the latest relative-time event date of the same concept in their record.
-
-        "10 weeks after her STEMI ... CAD s/p recent STEMI": both sentences report
-        one event, dated by the first.
-        """
-        ms = ScreeningEngine._inherit_history_dates(ms)
-        explicit: dict[int, dt.date] = {}
-        for m in ms:
-            if m.dated == "relative" and m.event_date is not None and not m.modifiers.intersection(("NEGATED_EXISTENCE", "FAMILY", "HYPOTHETICAL")):
-                if m.record not in explicit or m.event_date > explicit[m.record]:
-                    explicit[m.record] = m.event_date
-        if not explicit:
-            return ms
-        return [
-            dataclasses.replace(m, event_date=explicit[m.record]) if (m.dated == "record" and m.record in explicit) else m
-            for m in ms
-        ]
 
     def _lab(
         self, name: str, spec: LabSpec, p: Patient, crit: Criterion, recs: list[tuple[int, int, dt.date | None, int]]
