@@ -73,9 +73,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from clinex.errors import ClinexError, EvaluationError, FormatError, InputError
+from clinex.errors import ClinexError, EvaluationError, InputError
+from clinex.rob.answer_keys import (
+    COUNTED_AS_WRITTEN,  # noqa: F401  (re-exported: the CLI reads it here)
+    RESPONSES,
+    GoldDocument,
+    _read_each,
+    check_answer_key,
+    load_answer_keys,
+    load_gold,
+    read_answer_key,
+)
 from clinex.rob.types import TrialAssessment
-from clinex.text import Document
 
 __all__ = [
     "THRESHOLD",
@@ -112,43 +121,9 @@ THRESHOLD = 80.0
 #: gold document (``clinex rob agreement`` still exits 0 for it).
 IGNORED_PREDICTION = "has no gold; ignored"
 
-#: The end of a warning about a key that is counted anyway (judgements that are not the
-#: RoB 2 algorithm's on the key's own responses, an evidence quote not in the report).
-COUNTED_AS_WRITTEN = "(counted as written)"
-
-#: RoB 2 response codes (``NA``: the question is not asked).
-RESPONSES = ("Y", "PY", "PN", "N", "NI", "NA")
-_RISKS = ("Low", "Some concerns", "High")
 _FOLD = {"Y": "Yes", "PY": "Yes", "N": "No", "PN": "No", "NI": "NI", "NA": "NA"}
-_CODES = {"Yes": "Y", "Probably yes": "PY", "Probably no": "PN", "No": "N",
-          "No Information": "NI"}
 _WS = re.compile(r"\s+")
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
-
-
-@dataclass
-class GoldDocument:
-    """The expert's answers for one document.
-
-    Attributes
-    ----------
-    doc_id : str
-    responses : dict of str to str
-        SQ id -> RoB 2 code (Y/PY/PN/N/NI/NA); only the SQs the gold answers.
-    evidence : dict of str to list of str
-        SQ id -> the expert's evidence texts (non-empty strings).
-    judgements : dict of str to str
-        ``"D1"``..``"D5"``, ``"overall"`` -> risk level (those the gold gives).
-    source : Path or None
-        The report the predictions are made on (a key's ``.txt``, a tagtog
-        ``plain.html``), None when unknown.
-    """
-
-    doc_id: str
-    responses: dict[str, str] = field(default_factory=dict)
-    evidence: dict[str, list[str]] = field(default_factory=dict)
-    judgements: dict[str, str] = field(default_factory=dict)
-    source: Path | None = None
 
 
 class SQAnswerAgreement(BaseModel):
@@ -360,329 +335,6 @@ def evidence_matches(gold: list[str], predicted: list[str], *, threshold: float 
     return any(evidence_score(g, p) >= threshold for g in gold for p in predicted)
 
 
-# --------------------------------------------------------------------------- gold
-
-
-def _sq_ids() -> tuple[str, ...]:
-    from clinex.rob.schema import SQ_IDS
-
-    return SQ_IDS
-
-
-def _sq_key(value: Any) -> str:
-    # an unquoted YAML key 1.1 is the float 1.1; str() gives the SQ id back
-    return str(value).strip()
-
-
-#: Report files looked for in an answer key's ``texts`` folder, in this order.
-REPORT_SUFFIXES = (".txt", ".xml", ".nxml", ".pdf")
-
-
-def read_answer_key(path: str | Path, *, texts: str | Path | None = None) -> GoldDocument:
-    """Read one clinex answer key (``*.key.yaml``).
-
-    Parameters
-    ----------
-    path : str or Path
-        The key; its report is the ``.txt`` with the same stem beside it
-        (``NN_slug.key.yaml`` -> ``NN_slug.txt``).
-    texts : str or Path, optional
-        Where the reports are when none sits beside the key: ``texts/<id>`` with the
-        first suffix of :data:`REPORT_SUFFIXES` that exists (a CONSORT-TM article is
-        ``<PMCID>.xml``). Keys and the published articles they judge can then live
-        apart (the articles may not be redistributable).
-
-    Returns
-    -------
-    GoldDocument
-        ``responses`` for all 22 SQs, ``evidence`` (empty strings dropped),
-        ``judgements`` from ``domains`` and ``overall`` where given, ``source`` the
-        report (None when none exists).
-
-    Raises
-    ------
-    InputError
-        The file does not exist.
-    FormatError
-        Not YAML, not a mapping, or a bad field; the message names the file and the
-        field (``responses.2.3``, ``evidence.1.1``, ``domains.D4``, ``overall``, ``id``).
-    """
-    from clinex.io.textfile import parse_yaml, read_text
-
-    p = Path(path)
-    data = parse_yaml(read_text(p), path=p)
-    if not isinstance(data, dict):
-        raise FormatError("an answer key must be a YAML mapping", path=p)
-    doc_id = data.get("id")
-    if isinstance(doc_id, int) and not isinstance(doc_id, bool):
-        doc_id = str(doc_id)
-    if not isinstance(doc_id, str) or not doc_id.strip():
-        raise FormatError("missing or empty document id", path=p, field="id")
-    sq_ids = _sq_ids()
-    raw = data.get("responses")
-    if not isinstance(raw, dict):
-        raise FormatError("expected a mapping of the 22 SQs to Y/PY/PN/N/NI/NA", path=p,
-                          field="responses")
-    responses: dict[str, str] = {}
-    for k, v in raw.items():
-        q = _sq_key(k)
-        if q not in sq_ids:
-            raise FormatError(f"unknown signalling question {q!r}; known: {', '.join(sq_ids)}",
-                              path=p, field=f"responses.{q}")
-        if not isinstance(v, str) or v.strip() not in RESPONSES:
-            raise FormatError(f"{v!r} is not one of {', '.join(RESPONSES)} (quote it if YAML "
-                              "read it as another type)", path=p, field=f"responses.{q}")
-        responses[q] = v.strip()
-    missing = [q for q in sq_ids if q not in responses]
-    if missing:
-        raise FormatError(f"no response for {', '.join(missing)} (all 22 SQs are needed, NA for "
-                          "a question not asked)", path=p, field=f"responses.{missing[0]}")
-    evidence: dict[str, list[str]] = {}
-    raw_ev = data.get("evidence") or {}
-    if not isinstance(raw_ev, dict):
-        raise FormatError("expected a mapping of SQ to a list of strings", path=p, field="evidence")
-    for k, v in raw_ev.items():
-        q = _sq_key(k)
-        if q not in sq_ids:
-            raise FormatError(f"unknown signalling question {q!r}", path=p, field=f"evidence.{q}")
-        items = [v] if isinstance(v, str) else v
-        if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
-            raise FormatError("expected a list of strings", path=p, field=f"evidence.{q}")
-        quotes = [s for s in items if s.strip()]
-        if quotes:
-            evidence[q] = quotes
-    judgements: dict[str, str] = {}
-    raw_dom = data.get("domains") or {}
-    if not isinstance(raw_dom, dict):
-        raise FormatError("expected a mapping D1..D5 -> risk level", path=p, field="domains")
-    for k, v in raw_dom.items():
-        d = str(k).strip()
-        if d not in ("D1", "D2", "D3", "D4", "D5"):
-            raise FormatError(f"unknown domain {d!r}; known: D1, D2, D3, D4, D5", path=p,
-                              field=f"domains.{d}")
-        if v not in _RISKS:
-            raise FormatError(f"{v!r} is not one of {', '.join(_RISKS)}", path=p,
-                              field=f"domains.{d}")
-        judgements[d] = v
-    if data.get("overall") is not None:
-        if data["overall"] not in _RISKS:
-            raise FormatError(f"{data['overall']!r} is not one of {', '.join(_RISKS)}", path=p,
-                              field="overall")
-        judgements["overall"] = data["overall"]
-    return GoldDocument(doc_id.strip(), responses, evidence, judgements,
-                        _key_report(p, doc_id.strip(), texts))
-
-
-def _key_report(key: Path, doc_id: str, texts: str | Path | None) -> Path | None:
-    """The report of an answer key: the ``.txt`` beside it, else ``texts/<id><suffix>``."""
-    txt = key.with_name(key.name[: -len(".key.yaml")] + ".txt") if key.name.endswith(".key.yaml") \
-        else key.with_suffix(".txt")
-    if txt.is_file():
-        return txt
-    if texts is not None:
-        for suffix in REPORT_SUFFIXES:
-            cand = Path(texts) / f"{doc_id}{suffix}"
-            if cand.is_file():
-                return cand
-    return None
-
-
-def load_answer_keys(
-    folder: str | Path, *, texts: str | Path | None = None, warnings: list[str] | None = None
-) -> dict[str, GoldDocument]:
-    """Read every ``*.key.yaml`` of a folder (name order).
-
-    Parameters
-    ----------
-    folder : str or Path
-    texts : str or Path, optional
-        Folder of the reports for keys without a ``.txt`` beside them
-        (:func:`read_answer_key`).
-    warnings : list of str, optional
-        Receives one line per bad key file (its path and field, then ``; skipped``)
-        and per repeated id; those files are skipped, never silently.
-
-    Returns
-    -------
-    dict of str to GoldDocument
-        By document id (``id``).
-
-    Raises
-    ------
-    InputError
-        Not a folder, or no ``*.key.yaml`` in it.
-    """
-    src = Path(folder)
-    problems = warnings if warnings is not None else []
-    if not src.is_dir():
-        raise InputError("not a folder", path=src)
-    files = sorted(src.glob("*.key.yaml"))
-    if not files:
-        raise InputError("no *.key.yaml answer keys", path=src)
-    if texts is not None and not Path(texts).is_dir():
-        raise InputError("--texts must be a folder of the reports", path=texts)
-    def read_checked(f: Path) -> GoldDocument:
-        g = read_answer_key(f, texts=texts)
-        problems.extend(check_answer_key(g, f))
-        return g
-
-    return _read_each(files, read_checked, lambda g: g.doc_id, "field 'id'", "key", problems)
-
-
-def check_answer_key(gold: GoldDocument, path: str | Path) -> list[str]:
-    """What in a key contradicts itself or its report; the key is still counted as written.
-
-    * a domain judgement that is not the RoB 2 algorithm's on the key's own responses
-      (:func:`clinex.rob.algorithm.all_domain_risks`, RoB 2 guidance of 22 August 2019),
-      an overall judgement that is not :func:`~clinex.rob.algorithm.overall_risk` of the
-      key's domains;
-    * an evidence quote that is not in the report (whitespace runs as one space, case
-      folded), when the report is found.
-
-    Parameters
-    ----------
-    gold : GoldDocument
-    path : str or Path
-        The key file (named in each message).
-
-    Returns
-    -------
-    list of str
-        One line per problem, ending with :data:`COUNTED_AS_WRITTEN`.
-    """
-    from clinex.errors import SchemaError
-    from clinex.rob.algorithm import all_domain_risks, overall_risk
-
-    out: list[str] = []
-    try:
-        domains = all_domain_risks(gold.responses)
-    except SchemaError:
-        return out
-    for d, level in domains.items():
-        if d in gold.judgements and gold.judgements[d] != level:
-            out.append(f"{path}: field 'domains.{d}': {gold.judgements[d]!r} is not what the RoB 2 algorithm "
-                       f"gives on the key's responses ({level!r}) {COUNTED_AS_WRITTEN}")
-    given = {d: gold.judgements[d] for d in domains if d in gold.judgements}
-    if "overall" in gold.judgements and len(given) == len(domains):
-        want = overall_risk(given)
-        if gold.judgements["overall"] != want:
-            out.append(f"{path}: field 'overall': {gold.judgements['overall']!r} is not the overall judgement "
-                       f"of the key's domains ({want!r}) {COUNTED_AS_WRITTEN}")
-    if gold.source is not None and gold.evidence:
-        try:
-            from clinex.rob.assess import load_trial
-
-            flat = re.sub(r"\s+", " ", load_trial(gold.source).text).casefold()
-        except ClinexError:
-            return out  # the report's own problem is reported when it is assessed
-        for sq, quotes in gold.evidence.items():
-            for q in quotes:
-                if re.sub(r"\s+", " ", q).strip().casefold() not in flat:
-                    out.append(f"{path}: field 'evidence.{sq}': {q[:60]!r} is not in the report "
-                               f"{COUNTED_AS_WRITTEN}")
-    return out
-
-
-
-def _read_each(files: list[Path], read: Any, key: Any, what: str, kind: str, problems: list[str]) -> dict[str, Any]:
-    """Read every file with ``read``; a file that fails, or whose ``key`` was already read,
-    is reported in ``problems`` (naming the file) and skipped, never dropped silently."""
-    out: dict[str, Any] = {}
-    for f in files:
-        try:
-            item = read(f)
-        except ClinexError as exc:
-            problems.append(f"{exc}; skipped")
-            continue
-        k = key(item)
-        if k in out:
-            problems.append(f"{f}: {what} {k!r} already read from another {kind}; skipped")
-            continue
-        out[k] = item
-    return out
-
-def _tagtog_responses(ann: Path, document: Document) -> dict[str, str]:
-    """SQ -> response of one tagtog document: most frequent label, ties -> first in text order."""
-    from clinex.rob.formats.tagtog import parse_label, read_tagtog_annotations
-
-    spans = read_tagtog_annotations(ann, document, align=True, warnings=[])  # already reported
-    votes: dict[str, Counter[str]] = {}
-    first: dict[tuple[str, str], int] = {}
-    for s in spans:
-        try:
-            q, resp, _ = parse_label(str(s.label), fold=False)
-        except ClinexError:
-            continue
-        code = _CODES[resp]
-        votes.setdefault(q, Counter())[code] += 1
-        first[(q, code)] = min(first.get((q, code), s.start), s.start)
-    return {q: min(c, key=lambda r: (-c[r], first[(q, r)])) for q, c in sorted(votes.items())}
-
-
-def load_gold(
-    path: str | Path, *, texts: str | Path | None = None, warnings: list[str] | None = None
-) -> dict[str, GoldDocument]:
-    """Read the expert's answers: a folder of answer keys or a tagtog annotator folder.
-
-    Parameters
-    ----------
-    path : str or Path
-        A folder of ``*.key.yaml`` (:func:`load_answer_keys`) or a tagtog annotator
-        folder (``ann.json/members/<name>``, read with
-        :func:`clinex.rob.iaa.load_annotator`; tagtog offsets realigned to their
-        text so that the evidence texts are the expert's).
-    texts : str or Path, optional
-        tagtog: the ``plain.html/pool`` folder (found beside an ancestor when
-        omitted); answer keys: the folder of reports named by document id, for keys
-        without a ``.txt`` beside them (:func:`read_answer_key`).
-    warnings : list of str, optional
-        Receives reading problems (bad key files and documents are skipped).
-
-    Returns
-    -------
-    dict of str to GoldDocument
-
-    Raises
-    ------
-    InputError
-        The path does not exist, is neither kind of folder, tagtog texts are missing,
-        or no document could be read.
-    """
-    from clinex.rob.formats.tagtog import doc_key
-    from clinex.rob.iaa import _tagtog_dir, load_annotator
-
-    src = Path(path)
-    problems = warnings if warnings is not None else []
-    if not src.is_dir():
-        raise InputError("GOLD must be a folder (tagtog annotator or *.key.yaml answer keys)",
-                         path=src)
-    if any(src.glob("*.key.yaml")):
-        out = load_answer_keys(src, texts=texts, warnings=problems)
-    else:
-        tag_dir = _tagtog_dir(src)
-        if tag_dir is None:
-            raise InputError("neither *.key.yaml answer keys nor a tagtog annotator folder "
-                             "(*.ann.json, directly or in pool/)", path=src)
-        docs = load_annotator(src, texts=texts, align=True, warnings=problems)
-        anns = {doc_key(a): a for a in sorted(tag_dir.glob("*.ann.json"))}
-        out = {}
-        for key, ad in sorted(docs.items()):
-            if ad.document is None:
-                continue
-            evidence: dict[str, list[str]] = {}
-            for s in sorted(ad.spans, key=lambda s: s.start):
-                if s.text.strip():
-                    evidence.setdefault(str(s.label), []).append(s.text)
-            source = ad.document.meta.get("source")
-            out[key] = GoldDocument(
-                key, _tagtog_responses(anns[key], ad.document), evidence, dict(ad.judgements),
-                Path(source) if source else None,
-            )
-    if not out:
-        raise InputError("no gold document could be read (see the warnings)", path=src)
-    return out
-
-
 # --------------------------------------------------------------------------- predictions
 
 
@@ -762,10 +414,12 @@ def _not_assessed(key: str) -> str:
 
 
 def _po(agree: int, n: int) -> float | None:
+    """Observed agreement ``agree / n``; None over ``n = 0``."""
     return agree / n if n else None
 
 
 def _lookup(predictions: Mapping[str, TrialAssessment]) -> dict[str, TrialAssessment]:
+    """Predictions by key, ``document_id`` and tagtog ``doc_key`` (the first one wins)."""
     from clinex.rob.formats.tagtog import doc_key
 
     index: dict[str, TrialAssessment] = {}
@@ -773,6 +427,95 @@ def _lookup(predictions: Mapping[str, TrialAssessment]) -> dict[str, TrialAssess
         for name in (k, ta.document_id, doc_key(ta.document_id)):
             index.setdefault(name, ta)
     return index
+
+
+def _match(gold: Mapping[str, GoldDocument], predictions: Mapping[str, TrialAssessment],
+           problems: list[str]) -> dict[str, TrialAssessment]:
+    """The prediction of each gold document (gold id order); a line in ``problems`` per
+    gold document without one (unless already reported as not assessed) and per
+    prediction without gold."""
+    index = _lookup(predictions)
+    matched: dict[str, TrialAssessment] = {}
+    for key in sorted(gold):
+        ta = index.get(key)
+        if ta is None:
+            if not any(w.startswith(_not_assessed(key)) for w in problems):  # reported once
+                problems.append(f"document {key!r} has no prediction; not counted")
+        else:
+            matched[key] = ta
+    used = {id(ta) for ta in matched.values()}
+    for _, ta in sorted(predictions.items(), key=lambda kv: kv[0]):
+        if id(ta) not in used:
+            problems.append(f"prediction {ta.document_id!r} {IGNORED_PREDICTION}")
+    return matched
+
+
+@dataclass
+class _Tally:
+    """Counts behind the agreement figures: per SQ the pairs and agreements on the
+    response (exact, folded) and on the evidence, per judgement scope the documents and
+    agreements, and where the answers were decided."""
+
+    n_r: Counter[str] = field(default_factory=Counter)
+    ok_exact: Counter[str] = field(default_factory=Counter)
+    ok_fold: Counter[str] = field(default_factory=Counter)
+    n_e: Counter[str] = field(default_factory=Counter)
+    ok_e: Counter[str] = field(default_factory=Counter)
+    n_j: Counter[str] = field(default_factory=Counter)
+    ok_j: Counter[str] = field(default_factory=Counter)
+    outside: int = 0
+    decided: int = 0
+    unknown: int = 0
+
+    def add(self, g: GoldDocument, ta: TrialAssessment, threshold: float) -> None:
+        """Count one document's responses, evidence and judgements against its gold."""
+        answers = {a.sq: a for d in ta.domains for a in d.answers}
+        for q, resp in g.responses.items():
+            pred = answers[q].response if q in answers else None
+            self.n_r[q] += 1
+            self.ok_exact[q] += pred == resp
+            self.ok_fold[q] += fold_response(pred) == fold_response(resp)
+        for q, texts in g.evidence.items():
+            if not texts:
+                continue
+            pred_texts = [ev.span.text for ev in answers[q].evidence] if q in answers else []
+            self.n_e[q] += 1
+            self.ok_e[q] += evidence_matches(texts, pred_texts, threshold=threshold)
+        risks: dict[str, str] = {d.domain: d.risk for d in ta.domains}
+        risks["overall"] = ta.overall
+        for scope, level in g.judgements.items():
+            if scope in risks:
+                self.n_j[scope] += 1
+                self.ok_j[scope] += risks[scope] == level
+
+    def pooled(self, qs: Any) -> dict[str, Any]:
+        """The response and extraction figures pooled over the SQs ``qs``."""
+        nr = sum(self.n_r[q] for q in qs)
+        ne = sum(self.n_e[q] for q in qs)
+        return dict(
+            n_response=nr,
+            po_response_exact=_po(sum(self.ok_exact[q] for q in qs), nr),
+            po_response_folded=_po(sum(self.ok_fold[q] for q in qs), nr),
+            n_extraction=ne,
+            po_extraction=_po(sum(self.ok_e[q] for q in qs), ne),
+        )
+
+    def judgement(self, scope: str) -> dict[str, Any]:
+        """The judgement figures of ``scope`` (``"D1"``..``"D5"``, ``"overall"``)."""
+        return dict(n_judgement=self.n_j[scope], po_judgement=_po(self.ok_j[scope], self.n_j[scope]))
+
+
+def _tally(gold: Mapping[str, GoldDocument], matched: dict[str, TrialAssessment], threshold: float) -> _Tally:
+    """The counts over the matched documents (:class:`_Tally`)."""
+    from clinex.rob.assess import decided_outside, decided_sections
+
+    t = _Tally()
+    for key, ta in matched.items():
+        k, n = decided_outside(ta)
+        t.outside, t.decided = t.outside + k, t.decided + n
+        t.unknown += len(decided_sections(ta)) - n
+        t.add(gold[key], ta, threshold)
+    return t
 
 
 def answer_agreement(
@@ -818,87 +561,29 @@ def answer_agreement(
     ----------
     Dhrangadhariya A, et al. RoBuster. Database 2023 (PO_response, PO_extraction).
     """
-    from clinex.rob.assess import decided_outside, decided_sections
     from clinex.rob.schema import DOMAINS
 
     if not 0.0 <= threshold <= 100.0:
         raise InputError(f"threshold must be in [0, 100], got {threshold}", field="threshold")
     problems = list(warnings or [])
-    index = _lookup(predictions)
-    matched: dict[str, TrialAssessment] = {}
-    for key in sorted(gold):
-        ta = index.get(key)
-        if ta is None:
-            if not any(w.startswith(_not_assessed(key)) for w in problems):  # reported once
-                problems.append(f"document {key!r} has no prediction; not counted")
-        else:
-            matched[key] = ta
-    used = {id(ta) for ta in matched.values()}
-    for _, ta in sorted(predictions.items(), key=lambda kv: kv[0]):
-        if id(ta) not in used:
-            problems.append(f"prediction {ta.document_id!r} {IGNORED_PREDICTION}")
+    matched = _match(gold, predictions, problems)
     if not matched:
         raise EvaluationError(f"no gold document has a prediction ({len(gold)} gold, "
                               f"{len(predictions)} predicted)", path=predictions_name or None)
-
-    n_r: Counter[str] = Counter()
-    ok_exact: Counter[str] = Counter()
-    ok_fold: Counter[str] = Counter()
-    n_e: Counter[str] = Counter()
-    ok_e: Counter[str] = Counter()
-    n_j: Counter[str] = Counter()
-    ok_j: Counter[str] = Counter()
-    outside = decided = unknown = 0
-    for key, ta in matched.items():
-        g = gold[key]
-        k, n = decided_outside(ta)
-        outside, decided = outside + k, decided + n
-        unknown += len(decided_sections(ta)) - n
-        answers = {a.sq: a for d in ta.domains for a in d.answers}
-        for q, resp in g.responses.items():
-            pred = answers[q].response if q in answers else None
-            n_r[q] += 1
-            ok_exact[q] += pred == resp
-            ok_fold[q] += fold_response(pred) == fold_response(resp)
-        for q, texts in g.evidence.items():
-            if not texts:
-                continue
-            pred_texts = [ev.span.text for ev in answers[q].evidence] if q in answers else []
-            n_e[q] += 1
-            ok_e[q] += evidence_matches(texts, pred_texts, threshold=threshold)
-        risks: dict[str, str] = {d.domain: d.risk for d in ta.domains}
-        risks["overall"] = ta.overall
-        for scope, level in g.judgements.items():
-            if scope in risks:
-                n_j[scope] += 1
-                ok_j[scope] += risks[scope] == level
-
-    def pooled(qs) -> dict[str, Any]:
-        nr = sum(n_r[q] for q in qs)
-        ne = sum(n_e[q] for q in qs)
-        return dict(
-            n_response=nr,
-            po_response_exact=_po(sum(ok_exact[q] for q in qs), nr),
-            po_response_folded=_po(sum(ok_fold[q] for q in qs), nr),
-            n_extraction=ne,
-            po_extraction=_po(sum(ok_e[q] for q in qs), ne),
-        )
-
-    sqs = tuple(SQAnswerAgreement(sq=q, domain=d.id, **pooled([q]))
+    t = _tally(gold, matched, threshold)
+    sqs = tuple(SQAnswerAgreement(sq=q, domain=d.id, **t.pooled([q]))
                 for d in DOMAINS for q in d.questions)
     domains = tuple(
-        DomainAnswerAgreement(domain=d.id, name=d.short_name, **pooled(d.questions),
-                              n_judgement=n_j[d.id], po_judgement=_po(ok_j[d.id], n_j[d.id]))
+        DomainAnswerAgreement(domain=d.id, name=d.short_name, **t.pooled(d.questions), **t.judgement(d.id))
         for d in DOMAINS
     )
     overall = OverallAnswerAgreement(
-        **pooled([q for d in DOMAINS for q in d.questions]),
-        n_judgement=n_j["overall"], po_judgement=_po(ok_j["overall"], n_j["overall"]),
+        **t.pooled([q for d in DOMAINS for q in d.questions]), **t.judgement("overall"),
     )
     return AnswerAgreementReport(
         gold=gold_name, predictions=predictions_name, documents=len(matched),
         document_ids=tuple(sorted(matched)), threshold=threshold, sqs=sqs, domains=domains,
-        overall=overall, decided_outside=outside, decided_total=decided,
-        share_decided_outside=_po(outside, decided), decided_unknown=unknown,
+        overall=overall, decided_outside=t.outside, decided_total=t.decided,
+        share_decided_outside=_po(t.outside, t.decided), decided_unknown=t.unknown,
         warnings=tuple(problems),
     )
