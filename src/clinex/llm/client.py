@@ -66,15 +66,22 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
-from typing import Annotated, Any, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from clinex.errors import LLMError
 from clinex.llm.cache import LLMCache, cache_key
 from clinex.llm.config import ENV, LLMSettings
-from clinex.llm.grounding import GroundingStats
+from clinex.llm.replies import (
+    ChatCompletion,
+    _server_message,
+    parse_json_answer,
+    redact,
+    reply_problems,
+    schema_hint,
+)
+from clinex.llm.usage import Usage, format_usage, reset_session_usage, session_usage
 
 __all__ = ["LLMClient", "Usage", "ChatCompletion", "session_usage", "reset_session_usage", "format_usage",
            "parse_json_answer", "shared_client", "redact", "schema_hint", "REPAIR_ECHO_CHARS", "NEGOTIATION"]
@@ -94,8 +101,6 @@ _FORMAT_ERROR = re.compile(r"response_format|json_schema|structured output|guide
 """A 400, 422 or 500 refusing the ``response_format`` (servers without JSON-schema output;
 llama-cpp-python's server answers ``json_schema`` with a 500)."""
 
-_INSTANCE_OF = re.compile(r" or instance of \w+")
-
 NEGOTIATION = ("json_schema", "json_object_schema", "none")
 """The forms ``response_format = "auto"`` tries, in order (see the module docstring)."""
 
@@ -106,46 +111,6 @@ cut there and marked, so a runaway answer is never sent back whole."""
 
 _ERROR_BODY_BYTES = 64 * 1024
 """Most bytes of an error (non-200) body read for its message."""
-
-
-class _ReplyMessage(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    content: StrictStr | None = None
-
-
-class _ReplyChoice(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    message: _ReplyMessage
-    finish_reason: StrictStr | None = None
-
-
-_Tokens = Annotated[int, Field(strict=True, ge=0, le=10**9)]
-
-
-class _ReplyUsage(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    prompt_tokens: _Tokens | None = None
-    completion_tokens: _Tokens | None = None
-
-
-class ChatCompletion(BaseModel):
-    """The part of an OpenAI chat-completions reply that clinex reads, validated as a whole.
-
-    ``choices`` must hold at least one choice whose ``message`` is an object with a
-    string (or null) ``content``; ``finish_reason`` is a string or null; ``usage``,
-    when present, is an object whose ``prompt_tokens`` and ``completion_tokens`` are
-    whole numbers from 0 to 10**9 (strict: no strings, floats or booleans). Other keys
-    are ignored, as servers add their own (``id``, ``timings``, ``system_fingerprint``).
-
-    References
-    ----------
-    OpenAI API reference, "The chat completion object" (``choices[].message.content``,
-    ``choices[].finish_reason``, ``usage.prompt_tokens``, ``usage.completion_tokens``).
-    """
-
-    model_config = ConfigDict(extra="ignore")
-    choices: list[_ReplyChoice] = Field(min_length=1)
-    usage: _ReplyUsage | None = None
 
 
 class _Expired(Exception):
@@ -212,202 +177,6 @@ class _Watchdog:
         self._timer.cancel()
 
 
-def redact(message: str, key: str | None) -> str:
-    """``message`` with ``key`` (and ``Bearer <key>``) replaced by ``***``.
-
-    Parameters
-    ----------
-    message : str
-        Text built from a server reply (an error body, an answer).
-    key : str or None
-        The configured API key; None or empty leaves ``message`` as it is.
-    """
-    if not key:
-        return message
-    return message.replace(f"Bearer {key}", "***").replace(key, "***")
-
-
-def _shape(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int = 0) -> str:
-    if "$ref" in schema:
-        return _shape(defs.get(str(schema["$ref"]).rsplit("/", 1)[-1], {}), defs, depth)
-    for union in ("anyOf", "oneOf"):
-        if union in schema:
-            alts = [_shape(a, defs, depth) for a in schema[union]]
-            return " or ".join(dict.fromkeys(alts))
-    if "enum" in schema:
-        return "|".join(json.dumps(v) for v in schema["enum"])
-    if "const" in schema:
-        return json.dumps(schema["const"])
-    kind = schema.get("type")
-    if kind == "object" or "properties" in schema:
-        if depth > 4:
-            return "{...}"
-        req = set(schema.get("required", []))
-        inner = ", ".join(f'"{k}"{"" if k in req else "?"}: {_shape(v, defs, depth + 1)}'
-                          for k, v in schema.get("properties", {}).items())
-        return "{" + inner + "}"
-    if kind == "array":
-        return "[" + _shape(schema.get("items", {}), defs, depth + 1) + ", ...]"
-    return {"string": "string", "integer": "integer", "number": "number", "boolean": "true|false",
-            "null": "null"}.get(str(kind), "value")
-
-
-def schema_hint(result_type: type[BaseModel]) -> str:
-    """One line telling the model the JSON shape of ``result_type`` (from its pydantic schema).
-
-    ``"key"?`` marks an optional key, ``a|b`` the allowed values, ``[x, ...]`` a list.
-
-    Examples
-    --------
-    >>> from clinex.rob.evidence.llm import RoBAnswer  # doctest: +SKIP
-    >>> schema_hint(RoBAnswer)  # doctest: +SKIP
-    'Reply with one JSON object of this shape: {"answer": "Y"|"PY"|"PN"|"N"|"NI", "evidence"?: [string, ...]}'
-    """
-    schema = result_type.model_json_schema()
-    return "Reply with one JSON object of this shape: " + _shape(schema, schema.get("$defs", {}))
-
-
-@dataclass
-class Usage:
-    """What the LLM calls cost (thread-safe counters).
-
-    Attributes
-    ----------
-    calls : int
-        Answers asked for (:meth:`LLMClient.complete_json` calls).
-    requests : int
-        HTTP requests sent (retries and repairs included).
-    cache_hits : int
-        Calls answered from the cache (no request).
-    prompt_tokens, completion_tokens : int
-        As the server's ``usage`` reports them (0 when it reports none).
-    retries, repairs, failures : int
-        Requests repeated after a 429 / 5xx / timeout; re-asks after an invalid
-        answer; calls that raised.
-    downgraded : int
-        Answers the task models turned to NI / not met because none of their
-        evidence quotes could be grounded (counted by :meth:`LLMClient.count_downgrade`).
-    cost : float
-        Price of the tokens, when a price is configured (``priced``).
-    response_format : str or None
-        The ``response_format`` form of the last answered request (one of
-        :data:`clinex.llm.config.RESPONSE_FORMATS` but ``auto``); None before any.
-    grounding : GroundingStats
-        Quotes grounded / dropped by the task models.
-    """
-
-    calls: int = 0
-    requests: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    retries: int = 0
-    repairs: int = 0
-    failures: int = 0
-    downgraded: int = 0
-    cost: float = 0.0
-    priced: bool = False
-    response_format: str | None = None
-    grounding: GroundingStats = field(default_factory=GroundingStats)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-    def bump(self, **counts: float) -> None:
-        """Add ``counts`` to the named counters."""
-        with self._lock:
-            for k, v in counts.items():
-                setattr(self, k, getattr(self, k) + v)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The counters as a JSON-ready dict."""
-        out: dict[str, Any] = {k: getattr(self, k) for k in (
-            "calls", "requests", "cache_hits", "prompt_tokens", "completion_tokens", "retries", "repairs",
-            "failures", "downgraded")}
-        out["cost"] = round(self.cost, 6) if self.priced else None
-        out["response_format"] = self.response_format
-        out.update(self.grounding.as_dict())
-        return out
-
-
-_SESSION = Usage()
-
-
-def session_usage() -> Usage:
-    """The usage of every client of this process since :func:`reset_session_usage`."""
-    return _SESSION
-
-
-def reset_session_usage() -> None:
-    """Start counting :func:`session_usage` from zero (the CLI does it per command)."""
-    global _SESSION
-    _SESSION = Usage()
-
-
-def format_usage(usage: Usage) -> str:
-    """One line for stderr: answers, requests, cache hits, tokens, cost, dropped spans, downgrades,
-    and the ``response_format`` form the server accepted.
-
-    ``answers`` counts successful answers only (a call that failed is in ``failures``).
-    """
-    parts = [
-        f"LLM: {usage.calls} answers, {usage.requests} requests, {usage.cache_hits} from cache"
-        + (f", {usage.failures} failed" if usage.failures else ""),
-        f"{usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} completion tokens",
-    ]
-    if usage.priced:
-        parts.append(f"cost {usage.cost:.4f}")
-    g = usage.grounding
-    parts.append(f"{g.grounded} spans grounded ({g.fuzzy} fuzzy), {g.ungrounded} ungrounded dropped")
-    if usage.downgraded:
-        parts.append(f"{usage.downgraded} answers without grounded evidence downgraded to NI / not met")
-    if usage.response_format:
-        parts.append(f"response_format {usage.response_format}")
-    return "; ".join(parts)
-
-
-def parse_json_answer(content: str, result_type: type[T]) -> T:
-    """Read a model's answer as ``result_type``.
-
-    Tolerates a Markdown code fence and text around one ``{...}`` object.
-
-    Raises
-    ------
-    ValueError
-        Not JSON, or JSON that does not validate (the message says why, for the repair prompt).
-    """
-    text = content.strip()
-    fence = re.match(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```\s*$", text, flags=re.S)
-    if fence:
-        text = fence.group(1).strip()
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        lo, hi = text.find("{"), text.rfind("}")
-        if lo < 0 or hi <= lo:
-            raise ValueError(f"not JSON ({exc.msg} at character {exc.pos})") from None
-        try:
-            obj = json.loads(text[lo : hi + 1])
-        except json.JSONDecodeError as exc2:
-            raise ValueError(f"not JSON ({exc2.msg} at character {exc2.pos + lo})") from None
-    try:
-        return result_type.model_validate(obj)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors()[:5]
-        )
-        raise ValueError(f"JSON does not follow the schema ({problems})") from None
-
-
-def _server_message(raw: bytes, key: str | None) -> str:
-    """The error text of a reply body, without the key (redacted before it is cut to 300 characters)."""
-    text = raw.decode("utf-8", errors="replace")
-    try:
-        body = json.loads(text)
-    except ValueError:
-        return redact(text, key)[:300].strip()
-    err = body.get("error", body.get("detail", body)) if isinstance(body, dict) else body
-    if isinstance(err, dict):
-        err = err.get("message", err)
-    return redact(str(err), key)[:300].strip()
 
 
 class LLMClient:
@@ -560,14 +329,14 @@ class LLMClient:
         try:
             return ChatCompletion.model_validate(data)
         except ValidationError as exc:
-            problems = "; ".join(  # the field and what it should be; never the value (it may quote a note)
-                f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {_INSTANCE_OF.sub('', e['msg'])}"
-                for e in exc.errors()[:3]
-            )
+            problems = reply_problems(exc)
             raise self._fail(f"the server's reply is not a chat-completions response ({problems}; is the base "
                              "URL an OpenAI-compatible /v1 root?)", document) from None
 
     def _post(self, body: dict[str, Any], document: str, fmt: str) -> ChatCompletion:
+        """Send ``body`` (response form ``fmt``) and return the validated reply, retrying a
+        429, a 5xx, a timeout or a transport error ``max_retries`` times with backoff
+        (``Retry-After`` honoured up to :data:`_RETRY_AFTER_CAP` s)."""
         import httpx
 
         s = self.settings
@@ -593,37 +362,43 @@ class LLMClient:
             if code is not None:
                 if code == 200:
                     return self._reply(raw, document)
-                msg = _server_message(raw, s.api_key)
-                if code in (400, 422, 500) and "response_format" in body and _FORMAT_ERROR.search(msg):
-                    if s.response_format == "auto":
-                        raise _FormatRefused(fmt, f"HTTP {code}: {msg}")
-                    raise self._fail(f"the server refused the {fmt} response_format (HTTP {code}: {msg}); "
-                                     "set CLINEX_LLM_RESPONSE_FORMAT=auto to negotiate (or none)", document,
-                                     systemic=True)
-                if code == 429 or code >= 500:
-                    last = f"HTTP {code}: {msg}"
-                    ra = headers.get("Retry-After", "")
-                    if ra.replace(".", "", 1).isdigit():
-                        wait_s = max(wait_s, min(float(ra), _RETRY_AFTER_CAP))
-                elif code == 404:
-                    if "model" in msg.lower():
-                        raise self._fail(f"model {s.model!r} not found (HTTP 404: {msg})", document, systemic=True)
-                    raise self._fail(f"no chat-completions endpoint at {s.server}/chat/completions (HTTP 404: "
-                                     f"{msg or 'not found'}); the base URL usually ends in /v1", document,
-                                     systemic=True)
-                elif code in (401, 403):
-                    raise self._fail(f"the server refused the request (HTTP {code}: {msg}); check "
-                                     "CLINEX_LLM_API_KEY / --llm-key", document, systemic=True)
-                elif code in (400, 413, 422) and _CONTEXT_ERROR.search(msg):
-                    raise self._fail(f"the prompt does not fit the model's context (HTTP {code}: {msg}); "
-                                     f"set CLINEX_LLM_CONTEXT to the server's context size "
-                                     f"(now {s.context_tokens})", document)
-                else:
-                    raise self._fail(f"HTTP {code}: {msg}", document)
+                last = self._retryable(code, _server_message(raw, s.api_key), body, document, fmt)
+                ra = headers.get("Retry-After", "")
+                if ra.replace(".", "", 1).isdigit():
+                    wait_s = max(wait_s, min(float(ra), _RETRY_AFTER_CAP))
             if attempt + 1 < attempts:
                 self._bump(retries=1)
                 time.sleep(wait_s)
         raise self._fail(f"{last} (after {attempts} attempts)", document)
+
+    def _retryable(self, code: int, msg: str, body: dict[str, Any], document: str, fmt: str) -> str:
+        """What a 429 or 5xx answer says (``"HTTP code: message"``), to retry; any other
+        status (and a refused ``response_format``) raises: :class:`_FormatRefused` under
+        ``auto``, else an LLMError saying what to set (``systemic`` when every document
+        would meet it)."""
+        s = self.settings
+        if code in (400, 422, 500) and "response_format" in body and _FORMAT_ERROR.search(msg):
+            if s.response_format == "auto":
+                raise _FormatRefused(fmt, f"HTTP {code}: {msg}")
+            raise self._fail(f"the server refused the {fmt} response_format (HTTP {code}: {msg}); "
+                             "set CLINEX_LLM_RESPONSE_FORMAT=auto to negotiate (or none)", document,
+                             systemic=True)
+        if code == 429 or code >= 500:
+            return f"HTTP {code}: {msg}"
+        if code == 404:
+            if "model" in msg.lower():
+                raise self._fail(f"model {s.model!r} not found (HTTP 404: {msg})", document, systemic=True)
+            raise self._fail(f"no chat-completions endpoint at {s.server}/chat/completions (HTTP 404: "
+                             f"{msg or 'not found'}); the base URL usually ends in /v1", document,
+                             systemic=True)
+        if code in (401, 403):
+            raise self._fail(f"the server refused the request (HTTP {code}: {msg}); check "
+                             "CLINEX_LLM_API_KEY / --llm-key", document, systemic=True)
+        if code in (400, 413, 422) and _CONTEXT_ERROR.search(msg):
+            raise self._fail(f"the prompt does not fit the model's context (HTTP {code}: {msg}); "
+                             f"set CLINEX_LLM_CONTEXT to the server's context size "
+                             f"(now {s.context_tokens})", document)
+        raise self._fail(f"HTTP {code}: {msg}", document)
 
     def _record_usage(self, data: ChatCompletion) -> None:
         u = data.usage
