@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from clinex.errors import InputError
 from clinex.io.atomic import atomic_path
@@ -97,8 +98,6 @@ def plot_traffic_light(
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Circle
 
     columns = [d.id for d in DOMAINS] + ["Overall"]
     n = len(assessments)
@@ -112,102 +111,137 @@ def plot_traffic_light(
         grid_ax, legend_ax = fig.subplots(
             2, 1, height_ratios=[0.55 * n + 0.8, 1.3], gridspec_kw={"hspace": 0.02}
         )
-        ax = grid_ax
-        ax.set_xlim(-0.6, len(columns) - 0.4)
-        ax.set_ylim(n - 0.4, -0.8)
-        ax.set_aspect("equal")
-        for spine in ax.spines.values():
-            spine.set_visible(False)
-        ax.tick_params(length=0)
-        ax.set_xticks(range(len(columns)), columns, fontweight="bold")
-        ax.xaxis.set_ticks_position("top")
-        ax.set_yticks(range(n), [_label(x) for x in names])
-        ax.set_title(title, fontweight="bold", pad=12)
-        for row, a in enumerate(assessments):
-            risks = {d.domain: d.risk for d in a.domains}
-            ax.axhspan(row - 0.5, row + 0.5, color="#f4f4f4" if row % 2 == 0 else "#ffffff", zorder=0)
-            for col, key in enumerate(columns):
-                risk = a.overall if key == "Overall" else risks.get(key)
-                if risk is None:
-                    ax.text(col, row, "?", ha="center", va="center", color="#888", fontsize=12)
-                    continue
-                ax.add_patch(
-                    Circle(
-                        (col, row),
-                        0.36,
-                        facecolor=_COLOURS[risk],
-                        edgecolor="#333333",
-                        linewidth=0.6,
-                        zorder=2,
-                    )
-                )
-                ax.text(
-                    col,
-                    row,
-                    _DRAWN[risk],
-                    ha="center",
-                    va="center_baseline",
-                    fontsize=13,
-                    fontweight="bold",
-                    color="black",
-                    zorder=3,
-                )
-                if key == "Overall" and a.overall_rule:
-                    # an overall judgement an optional rule raised: starred, the rule in the footnote
-                    ax.text(col + 0.38, row - 0.3, "*", ha="left", va="center", fontsize=12,
-                            fontweight="bold", color="black", zorder=3)
-        ax.axvline(len(columns) - 1.5, color="#999999", linewidth=0.8, zorder=1)
+        _traffic_grid(grid_ax, assessments, names, columns, title)
+        _traffic_legend(legend_ax, assessments, names, width)
+        return _save(fig, path_png, path_svg, dpi)
 
-        legend_ax.axis("off")
-        lines = [f"{d.id}: {d.name}" for d in DOMAINS]
-        raised = [name for name, a in zip(names, assessments) if a.overall_rule]
-        if raised:
-            import textwrap
 
-            lines += textwrap.wrap(
-                "* Overall raised to High by --multiple-some-concerns-high (RoB 2's optional rule): "
-                + ", ".join(_label(x) for x in raised),
-                width=int(0.62 * width * 14),  # characters of 8-point text left of the legend
-            )
-        legend_ax.text(
-            0.0,
-            1.0,
-            "Domains:\n" + "\n".join(lines),
-            transform=legend_ax.transAxes,
-            ha="left",
-            va="top",
-            fontsize=8,
+def _traffic_grid(ax: Any, assessments: Sequence[TrialAssessment], names: list[str],
+                  columns: list[str], title: str) -> None:
+    """The traffic-light grid: one row per trial (alternately shaded), one column per
+    domain and the overall judgement (after a rule); "?" where a judgement is missing."""
+    n = len(assessments)
+    ax.set_xlim(-0.6, len(columns) - 0.4)
+    ax.set_ylim(n - 0.4, -0.8)
+    ax.set_aspect("equal")
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    ax.tick_params(length=0)
+    ax.set_xticks(range(len(columns)), columns, fontweight="bold")
+    ax.xaxis.set_ticks_position("top")
+    ax.set_yticks(range(n), [_label(x) for x in names])
+    ax.set_title(title, fontweight="bold", pad=12)
+    for row, a in enumerate(assessments):
+        risks = {d.domain: d.risk for d in a.domains}
+        ax.axhspan(row - 0.5, row + 0.5, color="#f4f4f4" if row % 2 == 0 else "#ffffff", zorder=0)
+        for col, key in enumerate(columns):
+            risk = a.overall if key == "Overall" else risks.get(key)
+            if risk is None:
+                ax.text(col, row, "?", ha="center", va="center", color="#888", fontsize=12)
+                continue
+            _traffic_light(ax, col, row, risk, starred=key == "Overall" and bool(a.overall_rule))
+    ax.axvline(len(columns) - 1.5, color="#999999", linewidth=0.8, zorder=1)
+
+
+def _traffic_light(ax: Any, col: int, row: int, risk: str, *, starred: bool) -> None:
+    """One judgement's light: a coloured circle with its symbol; ``starred``: an overall
+    judgement an optional rule raised (the rule is named in the footnote)."""
+    from matplotlib.patches import Circle
+
+    ax.add_patch(
+        Circle(
+            (col, row),
+            0.36,
+            facecolor=_COLOURS[risk],
+            edgecolor="#333333",
+            linewidth=0.6,
+            zorder=2,
         )
-        handles = [
-            Line2D(
-                [],
-                [],
-                marker="o",
-                linestyle="",
-                markersize=11,
-                markerfacecolor=_COLOURS[r],
-                markeredgecolor="#333333",
-                label=f"{_DRAWN[r]}  {r}",
-            )
-            for r in ("High", "Some concerns", "Low")
-        ]
-        legend_ax.legend(
-            handles=handles,
-            title="Judgement",
-            loc="upper left",
-            bbox_to_anchor=(0.62, 1.05),
-            frameon=False,
-            fontsize=8,
-            title_fontsize=9,
+    )
+    ax.text(
+        col,
+        row,
+        _DRAWN[risk],
+        ha="center",
+        va="center_baseline",
+        fontsize=13,
+        fontweight="bold",
+        color="black",
+        zorder=3,
+    )
+    if starred:
+        # an overall judgement an optional rule raised: starred, the rule in the footnote
+        ax.text(col + 0.38, row - 0.3, "*", ha="left", va="center", fontsize=12,
+                fontweight="bold", color="black", zorder=3)
+
+
+def _traffic_legend(legend_ax: Any, assessments: Sequence[TrialAssessment], names: list[str], width: float) -> None:
+    """The legend under the grid: the domains' names, the footnote on trials whose overall
+    judgement an optional rule raised, and the judgement symbols."""
+    from matplotlib.lines import Line2D
+
+    legend_ax.axis("off")
+    lines = [f"{d.id}: {d.name}" for d in DOMAINS]
+    raised = [name for name, a in zip(names, assessments) if a.overall_rule]
+    if raised:
+        import textwrap
+
+        lines += textwrap.wrap(
+            "* Overall raised to High by --multiple-some-concerns-high (RoB 2's optional rule): "
+            + ", ".join(_label(x) for x in raised),
+            width=int(0.62 * width * 14),  # characters of 8-point text left of the legend
         )
-        png = Path(path_png)
-        with atomic_path(png, force=True) as tmp:  # a full disk leaves no half-written plot
-            fig.savefig(tmp, format="png", dpi=dpi, metadata={"Software": None})
-        svg: Path | None = None
-        if path_svg is not None:
-            svg = Path(path_svg)
-            with atomic_path(svg, force=True) as tmp:
-                fig.savefig(tmp, format="svg", metadata={"Date": None})
+    legend_ax.text(
+        0.0,
+        1.0,
+        "Domains:\n" + "\n".join(lines),
+        transform=legend_ax.transAxes,
+        ha="left",
+        va="top",
+        fontsize=8,
+    )
+    handles = [
+        Line2D(
+            [],
+            [],
+            marker="o",
+            linestyle="",
+            markersize=11,
+            markerfacecolor=_COLOURS[r],
+            markeredgecolor="#333333",
+            label=f"{_DRAWN[r]}  {r}",
+        )
+        for r in ("High", "Some concerns", "Low")
+    ]
+    legend_ax.legend(
+        handles=handles,
+        title="Judgement",
+        loc="upper left",
+        bbox_to_anchor=(0.62, 1.05),
+        frameon=False,
+        fontsize=8,
+        title_fontsize=9,
+    )
+
+
+def _save(fig: Any, path_png: str | Path, path_svg: str | Path | None, dpi: int) -> tuple[Path, Path | None]:
+    """Write the figure as PNG (``dpi``) and, when ``path_svg`` is given, SVG, each
+    atomically (a full disk leaves no half-written plot); without dates or software
+    names, so that the files are reproducible. Called inside the plot's ``rc_context``.
+
+    Raises
+    ------
+    InputError
+        A file cannot be written (:func:`clinex.io.atomic.atomic_path`).
+    """
+    png = Path(path_png)
+    with atomic_path(png, force=True) as tmp:  # a full disk leaves no half-written plot
+        fig.savefig(tmp, format="png", dpi=dpi, metadata={"Software": None})
+    svg: Path | None = None
+    if path_svg is not None:
+        svg = Path(path_svg)
+        with atomic_path(svg, force=True) as tmp:
+            fig.savefig(tmp, format="svg", metadata={"Date": None})
     return png, svg
 
 
@@ -304,12 +338,4 @@ def plot_summary(
                       else f"Share of trials ({trials})", fontsize=9)
         ax.set_title(title, fontweight="bold")
         fig.legend(loc="outside lower center", ncol=3, frameon=False, fontsize=9)
-        png = Path(path_png)
-        with atomic_path(png, force=True) as tmp:  # a full disk leaves no half-written plot
-            fig.savefig(tmp, format="png", dpi=dpi, metadata={"Software": None})
-        svg: Path | None = None
-        if path_svg is not None:
-            svg = Path(path_svg)
-            with atomic_path(svg, force=True) as tmp:
-                fig.savefig(tmp, format="svg", metadata={"Date": None})
-    return png, svg
+        return _save(fig, path_png, path_svg, dpi)

@@ -7,6 +7,9 @@ question wording follow the RoB 2 template and guidance of 22 August 2019; the
 conditions ("If Y/PY/NI to 2.1 or 2.2") say when a question is asked at all and
 are kept apart from the question text.
 
+The spellings of responses (:func:`parse_response`, :func:`fold_response`,
+:func:`is_yes`, :func:`is_no`) are in :mod:`~clinex.rob.response_codes`, re-exported here.
+
 Responses are RoB 2's ``Y`` (yes), ``PY`` (probably yes), ``PN`` (probably no),
 ``N`` (no), ``NI`` (no information), plus ``NA`` for a question its condition
 skips. RoBuster span labels (``1.1 Yes Good``) fold PY into Yes and PN into No and
@@ -26,11 +29,12 @@ References
 from __future__ import annotations
 
 import re
-from typing import Literal, get_args
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from clinex.errors import SchemaError
+from clinex.rob.response_codes import RESPONSES, fold_response, is_no, is_yes, parse_response
 from clinex.rob.types import Judgement, Response
 
 __all__ = [
@@ -55,8 +59,6 @@ __all__ = [
     "parse_label",
 ]
 
-#: Every response code, in the order of the RoB 2 template ("NA" last).
-RESPONSES: tuple[str, ...] = get_args(Response)
 #: The five responses a question that is asked can take (RoB 2 template).
 ANSWER_RESPONSES: tuple[str, ...] = ("Y", "PY", "PN", "N", "NI")
 #: Risk-of-bias judgements, least to most severe.
@@ -444,97 +446,6 @@ def questions_of(domain_id: str) -> tuple[SignallingQuestion, ...]:
         For an unknown domain id.
     """
     return tuple(_BY_SQ[q] for q in domain(domain_id).questions)
-
-
-# Long spellings of responses: RoB 2 words, the RoBuster / tagtog class names
-# ("ProbablyYes", "No_Information") and the folded RoBuster forms.
-_RESPONSE_WORDS = {
-    "y": "Y",
-    "yes": "Y",
-    "py": "PY",
-    "probablyyes": "PY",
-    "pn": "PN",
-    "probablyno": "PN",
-    "n": "N",
-    "no": "N",
-    "ni": "NI",
-    "noinformation": "NI",
-    "noinfo": "NI",
-    "na": "NA",
-    "notapplicable": "NA",
-}
-
-
-def parse_response(value: str, *, field: str | None = None) -> Response:
-    """Read a response in any common spelling and return its RoB 2 code.
-
-    Parameters
-    ----------
-    value : str
-        ``"Y"``, ``"Probably yes"``, ``"ProbablyYes"``, ``"No Information"``,
-        ``"no_information"``, ``"NA"`` ... (case, spaces, ``_`` and ``-`` ignored).
-    field : str, optional
-        Field name reported in the error (e.g. the SQ id).
-
-    Returns
-    -------
-    str
-        One of ``Y PY PN N NI NA``.
-
-    Raises
-    ------
-    SchemaError
-        For anything else; the message lists the valid codes.
-
-    Examples
-    --------
-    >>> parse_response("Probably no")
-    'PN'
-    """
-    key = re.sub(r"[\s_\-/]", "", str(value)).lower()
-    try:
-        return _RESPONSE_WORDS[key]  # type: ignore[return-value]
-    except KeyError:
-        raise SchemaError(
-            f"unknown response {value!r}; valid: {', '.join(RESPONSES)} "
-            "(or Yes, Probably yes, Probably no, No, No information, Not applicable)",
-            field=field,
-        ) from None
-
-
-def fold_response(response: str) -> Literal["Yes", "No", "No Information", "NA"]:
-    """Fold a RoB 2 response into RoBuster's three values.
-
-    RoBuster span labels merge "Probably yes" into Yes and "Probably no" into No [3]_.
-
-    Parameters
-    ----------
-    response : str
-        Any spelling :func:`parse_response` accepts.
-
-    Returns
-    -------
-    {"Yes", "No", "No Information", "NA"}
-
-    Examples
-    --------
-    >>> fold_response("PY"), fold_response("PN"), fold_response("NI")
-    ('Yes', 'No', 'No Information')
-    """
-    code = parse_response(response)
-    return {"Y": "Yes", "PY": "Yes", "N": "No", "PN": "No", "NI": "No Information", "NA": "NA"}[
-        code
-    ]  # type: ignore[return-value]
-
-
-def is_yes(response: str) -> bool:
-    """True for Y and PY (RoB 2 treats them alike in every algorithm)."""
-    return parse_response(response) in ("Y", "PY")
-
-
-def is_no(response: str) -> bool:
-    """True for N and PN (RoB 2 treats them alike in every algorithm)."""
-    return parse_response(response) in ("N", "PN")
 
 
 def judgement_for(sq_id: str, response: str) -> Judgement | None:
