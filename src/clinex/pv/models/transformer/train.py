@@ -17,6 +17,7 @@ import re
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
@@ -88,6 +89,70 @@ class _BoundedCache:
 #: Frozen-block outputs shared by the fits of one process (variants compared on the
 #: same encoder compute them once): (encoder dir, depth, max_length, text) -> tensor.
 _HIDDEN_CACHE = _BoundedCache(HIDDEN_CACHE_BYTES, HIDDEN_CACHE_ITEMS)
+
+
+@dataclass
+class _FitData:
+    """What one :meth:`TrainingMixin.fit` trains and scores on: training and negative items
+    (``pool``: both, in that order), the negatives drawn per epoch, the cached depth and
+    the dev texts and items."""
+
+    items: list[dict[str, Any]]
+    neg_items: list[dict[str, Any]]
+    n_neg: int
+    depth: int
+    dev_texts: list[str]
+    dev_toks: list[dict[str, Any]]
+
+    @property
+    def pool(self) -> list[dict[str, Any]]:
+        """Training items, then negatives."""
+        return self.items + self.neg_items
+
+    def total_steps(self, bsz: int, epochs: int) -> int:
+        """Optimiser steps of the whole run (for the learning-rate schedule)."""
+        return math.ceil((len(self.items) + self.n_neg) / bsz) * epochs
+
+    def batches(self, bsz: int, rng: random.Random) -> list[list[int]]:
+        """One epoch's batches of indices into :attr:`pool`: every item and ``n_neg`` drawn
+        negatives, shuffled; chunks of 50 batches sorted by length (less padding)."""
+        pool = self.pool
+        order = list(range(len(self.items)))
+        order += [len(self.items) + k for k in rng.sample(range(len(self.neg_items)), self.n_neg)]
+        rng.shuffle(order)
+        batches = []
+        for c in range(0, len(order), bsz * 50):
+            part = sorted(order[c : c + bsz * 50], key=lambda i: len(pool[i]["input_ids"]))
+            batches += [part[b : b + bsz] for b in range(0, len(part), bsz)]
+        rng.shuffle(batches)
+        return batches
+
+
+@dataclass
+class _FitRun:
+    """The state of one :meth:`TrainingMixin.fit` across epochs: clock, device, log, the
+    shuffling RNG, time budget and early stopping (best score, its weights, bad epochs)."""
+
+    start: float
+    device: Any
+    say: Callable[[str], None]
+    rng: random.Random
+    budget: float | None = None
+    out_of_time: bool = False
+    best: float = -1.0
+    best_state: Any = None
+    bad: int = 0
+
+    @staticmethod
+    def ce(logits: Any, gold: Any) -> Any:
+        """Summed cross-entropy over the gold tags that count, divided by their number (None without one)."""
+        from torch import nn
+
+        count = int((gold != IGNORE).sum())
+        if not count:
+            return None
+        loss_fn = nn.CrossEntropyLoss(ignore_index=IGNORE, reduction="sum")
+        return loss_fn(logits.float().reshape(-1, logits.shape[-1]), gold.reshape(-1)) / count
 
 
 class TrainingMixin:
@@ -223,9 +288,6 @@ class TrainingMixin:
         """
         import numpy as np
         import torch
-        from torch import nn
-
-        from clinex.pv.models.encoders import load_encoder, load_tokenizer, resolve_encoder
 
         self._check_params()
         if not train:
@@ -237,7 +299,46 @@ class TrainingMixin:
         np.random.seed(self.seed)
         torch.manual_seed(self.seed)
         device = self._torch_device()
-        start = time.monotonic()
+        run = _FitRun(start=time.monotonic(), device=device, say=say, rng=random.Random(self.seed))
+        self._load_network(train, device)
+        data = self._fit_data(train, dev, negatives, run)
+        opt, sched = self._optimizer(data.total_steps(int(self.batch_size), int(self.epochs)))
+        run.budget = None if self.max_minutes is None else float(self.max_minutes) * 60.0
+        self.history_: list[dict[str, Any]] = []
+        self.best_epoch_: int | None = None
+        for epoch in range(1, int(self.epochs) + 1):
+            total_loss, n_steps = self._train_epoch(epoch, data, opt, sched, run)
+            record: dict[str, Any] = {
+                "epoch": epoch,
+                "loss": total_loss / max(1, n_steps),
+                "steps": n_steps,
+                "complete": not run.out_of_time,
+            }
+            if dev and n_steps:
+                record["dev"] = self._dev_epoch(epoch, dev, data, run, out)
+            record["minutes"] = (time.monotonic() - run.start) / 60
+            self.history_.append(record)
+            say(json.dumps(record))
+            if run.out_of_time or (dev and run.bad >= int(self.patience)):
+                break
+        for it in data.pool + data.dev_toks:
+            it.pop("cache", None)
+        if not any(rec.get("steps") for rec in self.history_):
+            raise ModelError(
+                f"training stopped before its first step (max_minutes={self.max_minutes} was used up by "
+                "loading and caching); raise max_minutes"
+            )
+        if run.best_state is not None:
+            self.net_.load_state_dict(run.best_state)
+        self.train_minutes_ = (time.monotonic() - run.start) / 60
+        self.net_.eval()
+        return self
+
+    def _load_network(self, train: Sequence[SentenceEvents], device: Any) -> None:
+        """Load the tokenizer and encoder, build the network (heads from ``init_heads`` if
+        given) on ``device``, and fit the attribute lexicon when one is used."""
+        from clinex.pv.models.encoders import load_encoder, load_tokenizer, resolve_encoder
+
         path = resolve_encoder(self.encoder)
         self.encoder_path_ = path
         if self._lexicon_names():
@@ -249,6 +350,10 @@ class TrainingMixin:
         if self.init_heads:
             self._load_heads(Path(self.init_heads))
         self.net_.to(device)
+
+    def _fit_data(self, train: Sequence[SentenceEvents], dev: Sequence[SentenceEvents] | None,
+                  negatives: Sequence[SentenceEvents], run: _FitRun) -> _FitData:
+        """The tokenised training, negative and dev items, frozen blocks' outputs cached on them."""
         items = self._items(train)
         # negatives supervise the trigger layer only (all O): their drugs and effects
         # are not arguments of an event, but would be the same words in PHEE
@@ -257,19 +362,22 @@ class TrainingMixin:
         dev_texts = [s.text for s in dev] if dev else []
         dev_toks = self._tokenize(dev_texts) if dev else []
         if depth:
-            self._cache(items, [s.text for s in train], depth, device, say)
+            self._cache(items, [s.text for s in train], depth, run.device, run.say)
             if neg_items:
-                self._cache(neg_items, [s.text for s in negatives], depth, device, say)
+                self._cache(neg_items, [s.text for s in negatives], depth, run.device, run.say)
             if dev:
-                self._cache(dev_toks, dev_texts, depth, device, say)
-        say(
+                self._cache(dev_toks, dev_texts, depth, run.device, run.say)
+        run.say(
             f"{len(train)} sentences, {sum(len(i['events']) for i in items)} event items; "
-            f"device {device}; cached blocks {depth}"
+            f"device {run.device}; cached blocks {depth}"
         )
-        bsz = int(self.batch_size)
         n_neg = min(len(neg_items), int(round(float(self.negative_ratio) * len(items))))
-        pool = items + neg_items
-        total = math.ceil((len(items) + n_neg) / bsz) * int(self.epochs)
+        return _FitData(items, neg_items, n_neg, depth, dev_texts, dev_toks)
+
+    def _optimizer(self, total: int) -> tuple[Any, Any]:
+        """AdamW (encoder ``lr``, heads ``head_lr``) and its linear warm-up and decay schedule over ``total`` steps."""
+        import torch
+
         enc_params = [p for p in self.net_.encoder.parameters() if p.requires_grad]
         enc_ids = {id(p) for p in self.net_.encoder.parameters()}
         other = [p for p in self.net_.parameters() if id(p) not in enc_ids]
@@ -284,108 +392,79 @@ class TrainingMixin:
                 return (step + 1) / warm
             return max(0.0, (total - step) / max(1, total - warm))
 
-        sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
-        loss_fn = nn.CrossEntropyLoss(ignore_index=IGNORE, reduction="sum")
-        use_amp = device.type == "cuda"
-        rng = random.Random(self.seed)
-        budget = None if self.max_minutes is None else float(self.max_minutes) * 60.0
-        best, best_state, bad = -1.0, None, 0
-        self.history_: list[dict[str, Any]] = []
-        self.best_epoch_: int | None = None
-        out_of_time = False
+        return opt, torch.optim.lr_scheduler.LambdaLR(opt, factor)
 
-        def ce(logits: Any, gold: Any) -> Any:
-            count = int((gold != IGNORE).sum())
-            if not count:
-                return None
-            return loss_fn(logits.float().reshape(-1, logits.shape[-1]), gold.reshape(-1)) / count
+    def _train_epoch(self, epoch: int, data: _FitData, opt: Any, sched: Any, run: _FitRun) -> tuple[float, int]:
+        """One pass over the shuffled batches; the summed loss and the steps taken (stops
+        early, setting ``run.out_of_time``, when ``max_minutes`` is used up)."""
+        import torch
 
-        for epoch in range(1, int(self.epochs) + 1):
-            self.net_.train()
-            # Length-bucketed shuffling: sort chunks of 50 batches by length (less padding).
-            order = list(range(len(items)))
-            order += [len(items) + k for k in rng.sample(range(len(neg_items)), n_neg)]
-            rng.shuffle(order)
-            batches = []
-            for c in range(0, len(order), bsz * 50):
-                part = sorted(order[c : c + bsz * 50], key=lambda i: len(pool[i]["input_ids"]))
-                batches += [part[b : b + bsz] for b in range(0, len(part), bsz)]
-            rng.shuffle(batches)
-            total_loss, n_steps = 0.0, 0
-            for step, idx in enumerate(batches):
-                if budget is not None and time.monotonic() - start > budget:
-                    out_of_time = True
-                    break
-                batch = self._collate([pool[i] for i in idx], device)
-                with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_amp):
-                    if "cache" in batch:
-                        h = self.net_.encode_top(batch["cache"], batch["attention_mask"], depth)
-                    else:
-                        h = self.net_.encode(batch["input_ids"], batch["attention_mask"])
-                    losses = [ce(self.net_.trigger_logits(h), batch["trigger"])]
-                    if batch["ev_marker"] is not None:
-                        rows = batch["ev_rows"]
-                        if self.variant == "conditioned":
-                            he = self.net_.encode(
-                                batch["input_ids"][rows], batch["attention_mask"][rows], batch["ev_marker"]
-                            )
-                        else:
-                            he = h[rows]
-                        ev = self.net_.event_logits(he, batch["ev_marker"])
-                        losses += [ce(ev[n], batch["ev_labels"][n]) for n in EVENT_LAYERS]
-                kept = [x for x in losses if x is not None]
-                if not kept:
-                    continue
-                loss = torch.stack(kept).sum()
-                opt.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.net_.parameters(), 1.0)
-                opt.step()
-                sched.step()
-                total_loss += float(loss.detach())
-                n_steps += 1
-                if step % 50 == 0:
-                    say(
-                        f"epoch {epoch} step {step}/{len(batches)} loss {total_loss / n_steps:.4f} "
-                        f"({(time.monotonic() - start) / 60:.1f} min)"
-                    )
-            record: dict[str, Any] = {
-                "epoch": epoch,
-                "loss": total_loss / max(1, n_steps),
-                "steps": n_steps,
-                "complete": not out_of_time,
-            }
-            if dev and n_steps:
-                dev_pred = self._predict(dev_texts, dev_toks, depth)
-                scores = quick_scores(dev, dev_pred)
-                record["dev"] = scores
-                if scores["selection"] > best:
-                    best, bad = scores["selection"], 0
-                    self.dev_predictions_ = dev_pred
-                    best_state = copy.deepcopy(self.net_.state_dict())
-                    self.best_epoch_ = epoch
-                    self.train_minutes_ = (time.monotonic() - start) / 60
-                    if out is not None:
-                        self.save(out)
-                else:
-                    bad += 1
-            record["minutes"] = (time.monotonic() - start) / 60
-            self.history_.append(record)
-            say(json.dumps(record))
-            if out_of_time or (dev and bad >= int(self.patience)):
+        self.net_.train()
+        batches = data.batches(int(self.batch_size), run.rng)
+        pool = data.pool
+        total_loss, n_steps = 0.0, 0
+        for step, idx in enumerate(batches):
+            if run.budget is not None and time.monotonic() - run.start > run.budget:
+                run.out_of_time = True
                 break
-        for it in pool + dev_toks:
-            it.pop("cache", None)
-        if not any(rec.get("steps") for rec in self.history_):
-            raise ModelError(
-                f"training stopped before its first step (max_minutes={self.max_minutes} was used up by "
-                "loading and caching); raise max_minutes"
-            )
-        if best_state is not None:
-            self.net_.load_state_dict(best_state)
-        self.train_minutes_ = (time.monotonic() - start) / 60
-        self.net_.eval()
-        return self
+            kept = self._batch_losses(self._collate([pool[i] for i in idx], run.device), data.depth, run)
+            if not kept:
+                continue
+            loss = torch.stack(kept).sum()
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.net_.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            total_loss += float(loss.detach())
+            n_steps += 1
+            if step % 50 == 0:
+                run.say(
+                    f"epoch {epoch} step {step}/{len(batches)} loss {total_loss / n_steps:.4f} "
+                    f"({(time.monotonic() - run.start) / 60:.1f} min)"
+                )
+        return total_loss, n_steps
+
+    def _batch_losses(self, batch: dict[str, Any], depth: int, run: _FitRun) -> list[Any]:
+        """The mean cross-entropy of each tag layer on one batch (layers without a gold tag left out)."""
+        import torch
+
+        device = run.device
+        with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+            if "cache" in batch:
+                h = self.net_.encode_top(batch["cache"], batch["attention_mask"], depth)
+            else:
+                h = self.net_.encode(batch["input_ids"], batch["attention_mask"])
+            losses = [run.ce(self.net_.trigger_logits(h), batch["trigger"])]
+            if batch["ev_marker"] is not None:
+                rows = batch["ev_rows"]
+                if self.variant == "conditioned":
+                    he = self.net_.encode(
+                        batch["input_ids"][rows], batch["attention_mask"][rows], batch["ev_marker"]
+                    )
+                else:
+                    he = h[rows]
+                ev = self.net_.event_logits(he, batch["ev_marker"])
+                losses += [run.ce(ev[n], batch["ev_labels"][n]) for n in EVENT_LAYERS]
+        return [x for x in losses if x is not None]
+
+    def _dev_epoch(self, epoch: int, dev: Sequence[SentenceEvents], data: _FitData, run: _FitRun,
+                   out: Path | None) -> dict[str, float]:
+        """Score the epoch on ``dev`` (:func:`quick_scores`); keep (and save to ``out``) the
+        weights of the best epoch so far, else count a bad epoch."""
+        dev_pred = self._predict(data.dev_texts, data.dev_toks, data.depth)
+        scores = quick_scores(dev, dev_pred)
+        if scores["selection"] > run.best:
+            run.best, run.bad = scores["selection"], 0
+            self.dev_predictions_ = dev_pred
+            run.best_state = copy.deepcopy(self.net_.state_dict())
+            self.best_epoch_ = epoch
+            self.train_minutes_ = (time.monotonic() - run.start) / 60
+            if out is not None:
+                self.save(out)
+        else:
+            run.bad += 1
+        return scores
 
 
 def _norm(text: str) -> str:
