@@ -144,7 +144,7 @@ LIBRARY_WRITERS = {"savefig", "dump", "save_file", "save_pretrained", "to_disk",
 #: Keys: (module under clinex/, enclosing function, call).
 ALLOWED = {
     # model folders: `clinex pv train|gate` build them in a staging folder and swap it in whole
-    # (pv/cli.py _pv_staging_dir/_pv_swap_in); model.json, written last and atomically, marks a
+    # (pv/train_cli.py _pv_staging_dir/_pv_swap_in); model.json, written last and atomically, marks a
     # folder as a model, so a folder torn while its weights were written is never loaded
     ("pv/models/crf.py", "save", "shutil.copyfile"): "model weights, staged folder",
     ("pv/models/onnx/model.py", "save", "shutil.copyfile"): "model weights, staged folder",
@@ -155,8 +155,8 @@ ALLOWED = {
     ("pv/models/transformer/persist.py", "save", "save_file"): "model weights, staged folder",
     ("pv/gate.py", "save", "np.savez_compressed"): "gate weights inside a staged model folder",
     # the staging swap itself: folders renamed, not files written
-    ("pv/cli.py", "_pv_swap_in", "out.rename"): "model folder swap",
-    ("pv/cli.py", "_pv_swap_in", "staging.rename"): "model folder swap",
+    ("pv/train_cli.py", "_pv_swap_in", "out.rename"): "model folder swap",
+    ("pv/train_cli.py", "_pv_swap_in", "staging.rename"): "model folder swap",
     # downloads go to a staging folder, are SHA-256 checked, then moved in (datasets.download)
     ("datasets.py", "_urllib_fetch", "open('wb')"): "download into a staging folder",
     ("datasets.py", "download", "os.replace"): "verified download moved into place",

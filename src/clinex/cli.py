@@ -15,8 +15,8 @@ import sys
 import typer
 
 from clinex.errors import ClinexError
-from clinex.pv.models import model_names as _pv_model_names
-from clinex.pv.pipeline import RECORDS_PER_CALL
+from clinex.pv.surface import RECORDS_PER_CALL
+from clinex.pv.surface import model_names as _pv_model_names
 
 _PV_MODEL_CHOICES = " | ".join(_pv_model_names())  # the registry's names, for help (auto | onnx | ... | llm)
 
@@ -100,7 +100,8 @@ def batch(
     model: str = typer.Option(
         None, "--model",
         help=f"The task's model: pv {_PV_MODEL_CHOICES} | a model folder; rob rules | cues | sentence | llm | a file; "
-        "cohort rules | llm (default auto); built before any item, recorded in manifest.json.",
+        "cohort rules | llm (default $CLINEX_<TASK>_MODEL, e.g. CLINEX_PV_MODEL, else auto); built before any item, "
+        "recorded in manifest.json.",
     ),
     force: bool = typer.Option(
         False, "--force",
@@ -119,8 +120,25 @@ def batch(
     local processes (same results, same resume).
     """
     from clinex.batch import run_batch
-    from clinex.errors import InputError
     from clinex.progress import Progress
+    from clinex.surface import exit_status, finish
+
+    _check_batch_options(task, partition_size, batch_size, workers, scheduler, scheduler_timeout, drug)
+    with Progress(f"batch {task}", unit="partitions") as bar:
+        summary = run_batch(
+            task, inputs, output, partition_size=partition_size, workers=workers, progress=bar.update,
+            criteria=criteria or None, model=model, batch_size=batch_size, force=force,
+            scheduler=scheduler, connect_timeout=scheduler_timeout, drugs=drug or None,
+        )
+    _report_batch(summary, len(inputs), bool(drug))
+    finish(exit_status(summary.n_rows, len(summary.errors)))  # 2: not one item could be processed
+
+
+def _check_batch_options(task: str, partition_size: int, batch_size: int, workers: int, scheduler: str | None,
+                         scheduler_timeout: float, drug: list[str] | None) -> None:
+    """Raise InputError for a bad option of ``clinex batch`` (named as the command line spells it)."""
+    from clinex.errors import InputError
+    from clinex.surface import option_owner, takes_option
 
     for name, value in (("--partition-size", partition_size), ("--batch-size", batch_size), ("--workers", workers)):
         if value < 1:
@@ -130,28 +148,32 @@ def batch(
                          field="--scheduler")
     if not scheduler_timeout > 0:
         raise InputError(f"--scheduler-timeout must be > 0; got {scheduler_timeout}", field="--scheduler-timeout")
-    if drug and task != "pv":
-        raise InputError(f"--drug screens pv records; not for {task!r}", field="--drug")
-    with Progress(f"batch {task}", unit="partitions") as bar:
-        summary = run_batch(
-            task, inputs, output, partition_size=partition_size, workers=workers, progress=bar.update,
-            criteria=criteria or None, model=model, batch_size=batch_size, force=force,
-            scheduler=scheduler, connect_timeout=scheduler_timeout, drugs=drug or None,
-        )
+    if drug and not takes_option(task, "drugs"):
+        raise InputError(f"--drug screens {option_owner('drugs')} records; not for {task!r}", field="--drug")
+
+
+def _report_batch(summary, n_inputs: int, drug: bool) -> None:  # noqa: ANN001 - BatchSummary
+    """Notes and skipped items on stderr, the summary line on stdout.
+
+    Raises
+    ------
+    InputError
+        The inputs held no item at all (nothing was written).
+    """
+    from clinex.errors import InputError
+
     for note in summary.notes:
         typer.echo(note, err=True)
     for err in summary.errors:
         typer.echo(f"skipped {err.id}: {err.message}", err=True)
     if summary.n_items == 0 and summary.errors:
-        raise InputError(f"none of the {len(inputs)} input(s) holds an item to process (see above); nothing written",
+        raise InputError(f"none of the {n_inputs} input(s) holds an item to process (see above); nothing written",
                          field="inputs")
     screened = f"{summary.n_screened_out} screened out by --drug, " if drug else ""
     typer.echo(
         f"{summary.n_items} items, {screened}{summary.n_rows} rows, {len(summary.errors)} errors, "
         f"{summary.n_parts} parts ({summary.n_parts_skipped} resumed) -> {summary.out_dir}"
     )
-    if summary.errors:
-        raise typer.Exit(2 if summary.n_rows == 0 else 1)  # 2: not one item could be processed
 
 
 @app.command("version")

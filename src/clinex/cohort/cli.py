@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from clinex.cohort.models import model_names as _cohort_model_names
+from clinex.cohort.surface import model_names as _cohort_model_names
 from clinex.llm.options import llm_options  # light: typer only
 
 _COHORT_MODELS = _cohort_model_names()
@@ -156,7 +156,8 @@ def screen(
         ..., "--output", "-o", help="Folder (n2c2 XML with TAGS filled) or a .json / .jsonl / .csv file."
     ),
     model: str = typer.Option(
-        "auto", "--model", "-m", help=f"Cohort model: {' | '.join(_COHORT_MODELS)} (default auto = rules)."
+        None, "--model", "-m",
+        help=f"Cohort model: {' | '.join(_COHORT_MODELS)} (default $CLINEX_COHORT_MODEL, else auto = rules).",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
     batch_size: int = typer.Option(32, "--batch-size", help="Note pieces per spaCy/medspaCy nlp.pipe call (rules model)."),
@@ -168,42 +169,35 @@ def screen(
     others are screened. A record whose date is missing or does not parse gets one
     warning line per patient on stderr. Exit status: 0 when every patient was
     screened, 1 when some were skipped (the others are written), 2 when none could
-    be screened or the usage is wrong (bad output type, unknown criteria).
+    be screened or the usage is wrong (bad output type, unknown criteria). The model is
+    --model, else the environment variable CLINEX_COHORT_MODEL, else auto.
     """
-    from pathlib import Path
-
     from rich.console import Console
 
+    from clinex.cohort import surface
     from clinex.cohort.models import check_model_name
-    from clinex.cohort.screen import screen_paths
     from clinex.errors import ClinexError, InputError
     from clinex.progress import Progress
+    from clinex.surface import Settings, exit_status, finish
 
     if batch_size < 1:  # the option's own message, as `clinex pv extract --batch-size`
         raise InputError(f"--batch-size must be >= 1; got {batch_size}", field="--batch-size")
+    model = Settings.resolve("cohort", model=model).model
     check_model_name(model)
-    for p in paths:
-        if not Path(p).exists():
-            raise InputError("no such file or folder", path=p)
-    total = 0
-    for p in paths:
-        q = Path(p)
-        total += (len(list(q.glob("*.xml"))) + sum(1 for d in q.iterdir() if d.is_dir()) or 1) if q.is_dir() else 1
+    total = surface.count_patients(paths)
     errors: list[ClinexError] = []
     console = Console(stderr=True)
     options = {"batch_size": batch_size} if batch_size != 32 else None
     with Progress("screen", total=total, unit="patients", enabled=not quiet and total > 1) as bar:
-        n = screen_paths(paths, output, criteria, errors=errors, model=model, options=options, force=force,
-                         on_patient=lambda _p: bar.advance())
+        n = surface.screen_paths(paths, output, criteria, errors=errors, model=model, options=options, force=force,
+                                 on_patient=lambda _p: bar.advance())
     if not quiet:
         console.print(f"screened {n} patient(s), {len(errors)} skipped -> {output}" if n else
                       f"no patient could be screened ({len(errors)} skipped); nothing written")
-    if n == 0:
-        if errors:  # each reason, naming its file or folder, is already on stderr
-            raise typer.Exit(2)
+    if n == 0 and not errors:
         raise InputError("no patient could be screened")
-    if errors:
-        raise typer.Exit(1)
+    # each skipped patient's reason, naming its file or folder, is already on stderr
+    finish(exit_status(n, len(errors)))
 
 
 @app.command("criteria")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import typer
 
 from clinex.llm.options import llm_options  # light: typer only
-from clinex.rob.evidence import AUTO_KIND as _AUTO_KIND  # light: models import lazily
-from clinex.rob.evidence import model_names as _evidence_names
+from clinex.rob.surface import AUTO_KIND as _AUTO_KIND  # light: models import lazily
+from clinex.rob.surface import model_names as _evidence_names
 
 _EVIDENCE_CHOICES = ", ".join(_evidence_names())  # help texts: the registry's names
 
@@ -27,8 +27,9 @@ def assess_cmd(
     ),
     output: str = typer.Option(..., "--output", "-o", help="Output folder (created with the first file written)."),
     model: str = typer.Option(
-        "auto", "--model", "-m",
-        help=f"Evidence model: {_EVIDENCE_CHOICES} (auto = {_AUTO_KIND}), or a model file (see 'clinex rob train').",
+        None, "--model", "-m",
+        help=f"Evidence model: {_EVIDENCE_CHOICES} (auto = {_AUTO_KIND}), or a model file (see 'clinex rob train'); "
+        "default $CLINEX_ROB_MODEL, else auto.",
     ),
     multiple_some_concerns_high: int = typer.Option(
         None, "--multiple-some-concerns-high", min=2,
@@ -63,82 +64,143 @@ def assess_cmd(
     unless --force is given, which replaces them. All inputs are read first so that
     the output names are known; then they are assessed.
 
+    The model is --model, else the environment variable CLINEX_ROB_MODEL, else auto.
+
     Exit status: 0 all inputs assessed; 1 some inputs could not be read or assessed
     (each reported on stderr, all others written); 2 no input could be assessed, or a
     bad option / model / weights file, or outputs exist without --force (ClinexError).
     """
     from rich.console import Console
-    from rich.table import Table
 
-    from clinex.errors import ClinexError, InputError
-    from clinex.progress import Progress
-    from clinex.rob.assess import assess, decided_outside, default_model, load_trial
-    from clinex.rob.plot import plot_summary, plot_traffic_light
-    from clinex.rob.report import OutputNamer, write_html, write_json
-    from clinex.rob.robvis import read_weights, robvis_rows, write_robvis_csv
+    from clinex.errors import InputError
+    from clinex.rob import surface
+    from clinex.rob.report import OutputNamer
+    from clinex.rob.robvis import read_weights
+    from clinex.surface import Settings, exit_status, finish
 
     err = Console(stderr=True, highlight=False)
     if weights is not None:
         read_weights(weights)  # format errors now; the study names once the inputs are read
-    inputs, failed = _expand_inputs(inputs, err)
-    total = len(inputs) + failed  # files, plus folders without any report
+    inputs, failed = surface.expand_inputs(
+        inputs, lambda item, reason: err.print(f"skipped {item}: {reason}", markup=False, soft_wrap=True))
+    run = _AssessRun(err, len(inputs) + failed, failed)  # files, plus folders without any report
     namer = OutputNamer(output, [*inputs, *([weights] if weights else [])])
+    batch = _batch_paths(namer, plot)
+    if not force:
+        _refuse_existing([batch["robvis"], *batch.get("traffic_light", ()), *batch.get("summary", ())])
+    evidence_model = surface.load_model(Settings.resolve("rob", model=model).model)
+    done = run.assess_all(inputs, namer, evidence_model, weights, html=html, force=force,
+                          multiple_some_concerns_high=multiple_some_concerns_high)
+    if not done:
+        raise InputError(f"none of the {run.total} input(s) could be assessed", field="inputs")
+    batch_written = _write_batch(done, batch, plot, run.weight_of)
+    _print_assessed(done, batch_written)
+    if run.failed:
+        err.print(f"{run.failed} of {run.total} input(s) skipped (see above)", markup=False, soft_wrap=True)
+    finish(exit_status(len(done), run.failed))
+
+
+def _batch_paths(namer, plot: bool) -> dict:  # noqa: ANN001 - OutputNamer
+    """The batch files of a run: robvis.csv, and the plots' PNG and SVG with ``plot``."""
     batch = {"robvis": namer.path("robvis", ".csv")}
     if plot:
         batch["traffic_light"] = namer.paths("traffic_light", ".png", ".svg")
         batch["summary"] = namer.paths("summary", ".png", ".svg")
-    batch_files = [batch["robvis"], *batch.get("traffic_light", ()), *batch.get("summary", ())]
-    if not force:
-        _refuse_existing(batch_files)
-    evidence_model = default_model(model)
+    return batch
 
-    def skipped(path, exc: Exception) -> None:
-        nonlocal failed
-        failed += 1
+
+class _AssessRun:
+    """The trials of one ``clinex rob assess``: read them all, then assess them, skipping bad ones.
+
+    Attributes
+    ----------
+    total : int
+        Inputs (files, plus folders without any report).
+    failed : int
+        Inputs skipped so far (each reported on stderr).
+    weight_of : dict
+        The ``--weights`` of the trials read (by output label).
+    """
+
+    def __init__(self, err, total: int, failed: int) -> None:  # noqa: ANN001 - rich Console
+        self.err, self.total, self.failed, self.weight_of = err, total, failed, {}
+
+    def skipped(self, path, exc: Exception) -> None:  # noqa: ANN001
+        """Report one input skipped (a reader or model bug as such, never a traceback)."""
+        from clinex.errors import ClinexError
+
+        self.failed += 1
         reason = str(exc) if isinstance(exc, ClinexError) else (
             f"unexpected {type(exc).__name__} (please report)")  # a reader or model bug
-        err.print(f"skipped {path}: {reason}", markup=False, soft_wrap=True)
+        self.err.print(f"skipped {path}: {reason}", markup=False, soft_wrap=True)
 
-    loaded = []  # (path, document, json path, html path, label)
-    done = []  # (result, written, label)
-    with Progress("reading", total=len(inputs), unit="reports", enabled=len(inputs) >= 2) as progress:
+    def read_all(self, inputs: list[str], namer, progress) -> list:  # noqa: ANN001
+        """(path, document, json path, html path, label) of every input that can be read."""
+        from clinex.rob import surface
+
+        loaded = []
         for path in inputs:
             try:
-                document = load_trial(path)
+                document = surface.load_trial(path)
             except Exception as exc:  # a reader bug must not stop the batch either
-                skipped(path, exc)
+                self.skipped(path, exc)
             else:
                 json_path, html_path = namer.paths(document.id, ".rob.json", ".rob.html")
                 label = json_path.name[: -len(".rob.json")]  # trial, trial-2, ...
                 loaded.append((path, document, json_path, html_path, label))
             progress.advance()
-        if not loaded:
-            raise InputError(f"none of the {total} input(s) could be assessed", field="inputs")
-        if not force:
-            _refuse_existing(p for _, _, j, h, _ in loaded for p in ([j, h] if html else [j]))
-        weight_of = read_weights(weights, {lab for *_, lab in loaded}) if weights else {}
-        progress.reset("assessing", total=len(loaded))
-        for path, document, json_path, html_path, label in loaded:
-            try:
-                result = assess(
-                    document, evidence_model, multiple_some_concerns_high=multiple_some_concerns_high
-                )
-                written = [write_json(result, json_path)]
-                if html:
-                    written.append(write_html(result, document, html_path))
-            except Exception as exc:
-                if isinstance(exc, InputError) and exc.path in (str(json_path), str(html_path)):
-                    # an output the OS refuses to write (full disk, read-only folder) stops the run with
-                    # [CLX001] naming the file and the reason: it is not this trial's fault; files
-                    # already written are whole (clinex.io.atomic), a half-written one is never left
-                    raise
-                skipped(path, exc)
-            else:
-                done.append((result, written, label))
-            progress.advance()
-    if not done:
-        raise InputError(f"none of the {total} input(s) could be assessed",
-                         field="inputs")
+        return loaded
+
+    def assess_all(self, inputs: list[str], namer, evidence_model, weights: str | None, *, html: bool,  # noqa: ANN001
+                   force: bool, multiple_some_concerns_high: int | None) -> list:
+        """Read every input, then assess and write each trial: ``[(result, written, label)]``.
+
+        Raises
+        ------
+        InputError
+            No input could be read; an output exists without ``force``; an output the OS
+            refuses to write (not this trial's fault: the run stops).
+        """
+        from clinex.errors import InputError
+        from clinex.progress import Progress
+        from clinex.rob import surface
+        from clinex.rob.report import write_html, write_json
+        from clinex.rob.robvis import read_weights
+
+        done = []
+        with Progress("reading", total=len(inputs), unit="reports", enabled=len(inputs) >= 2) as progress:
+            loaded = self.read_all(inputs, namer, progress)
+            if not loaded:
+                raise InputError(f"none of the {self.total} input(s) could be assessed", field="inputs")
+            if not force:
+                _refuse_existing(p for _, _, j, h, _ in loaded for p in ([j, h] if html else [j]))
+            self.weight_of = read_weights(weights, {lab for *_, lab in loaded}) if weights else {}
+            progress.reset("assessing", total=len(loaded))
+            for path, document, json_path, html_path, label in loaded:
+                try:
+                    result = surface.assess(document, evidence_model,
+                                            multiple_some_concerns_high=multiple_some_concerns_high)
+                    written = [write_json(result, json_path)]
+                    if html:
+                        written.append(write_html(result, document, html_path))
+                except Exception as exc:
+                    if isinstance(exc, InputError) and exc.path in (str(json_path), str(html_path)):
+                        # an output the OS refuses to write (full disk, read-only folder) stops the run with
+                        # [CLX001] naming the file and the reason: it is not this trial's fault; files
+                        # already written are whole (clinex.io.atomic), a half-written one is never left
+                        raise
+                    self.skipped(path, exc)
+                else:
+                    done.append((result, written, label))
+                progress.advance()
+        return done
+
+
+def _write_batch(done: list, batch: dict, plot: bool, weight_of: dict) -> list:
+    """Write the plots (with ``plot``) and robvis.csv of the assessed trials; the paths written."""
+    from clinex.rob.plot import plot_summary, plot_traffic_light
+    from clinex.rob.robvis import robvis_rows, write_robvis_csv
+
     rows = robvis_rows([r for r, _, _ in done], [lab for _, _, lab in done], weight_of)
     batch_written = []
     if plot:
@@ -146,6 +208,16 @@ def assess_cmd(
                                             labels=[lab for _, _, lab in done])
         batch_written += plot_summary(rows, None, *batch["summary"])
     batch_written.append(write_robvis_csv(rows, batch["robvis"]))
+    return batch_written
+
+
+def _print_assessed(done: list, batch_written: list) -> None:
+    """The judgement table, any --multiple-some-concerns-high change, and the files written (stdout)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from clinex.rob.assess import decided_outside
+
     table = Table(title=f"RoB 2 ({done[0][0].model})",
                   caption="Outside M/R: k/n answers decided outside Methods/Results")
     for col in ("Trial", "D1", "D2", "D3", "D4", "D5", "Overall", "Outside M/R"):
@@ -163,12 +235,6 @@ def assess_cmd(
             out.print(f"wrote {p}", markup=False, soft_wrap=True)
     for p in batch_written:
         out.print(f"wrote {p}", markup=False, soft_wrap=True)
-    if failed:
-        err.print(f"{failed} of {total} input(s) skipped (see above)",
-                  markup=False, soft_wrap=True)
-        # SystemExit, not typer.Exit: with standalone_mode=False click returns
-        # typer.Exit's code instead of raising it, and the root entry point drops it.
-        raise SystemExit(1)
 
 
 def _refuse_existing(paths) -> None:
@@ -179,34 +245,6 @@ def _refuse_existing(paths) -> None:
         if p.exists() or p.is_symlink():
             raise InputError("output file exists; pass --force to replace the outputs of an "
                              "earlier run, or choose another --output folder", path=p)
-
-
-#: File types a folder given to ``clinex rob assess`` is searched for.
-_REPORT_SUFFIXES = (".pdf", ".txt", ".xml", ".html", ".htm")
-
-
-def _expand_inputs(inputs: list[str], err) -> tuple[list[str], int]:
-    """Replace each folder by its report files (sorted by name); count empty folders as failed,
-    each reported as ``skipped FOLDER: [CLX001] FOLDER: folder without ... files``."""
-    from pathlib import Path
-
-    from clinex.errors import InputError
-
-    files: list[str] = []
-    failed = 0
-    for item in inputs:
-        p = Path(item)
-        if p.is_dir():
-            found = sorted(str(f) for f in p.iterdir()
-                           if f.is_file() and f.suffix.lower() in _REPORT_SUFFIXES)
-            if not found:
-                failed += 1
-                reason = InputError(f"folder without {'/'.join(_REPORT_SUFFIXES)} files", path=item)
-                err.print(f"skipped {item}: {reason}", markup=False, soft_wrap=True)
-            files.extend(found)
-        else:
-            files.append(item)
-    return files, failed
 
 
 def _judgement_table(rows, measures: tuple[str, ...]):
@@ -401,7 +439,8 @@ def agreement_cmd(
     pred: str = typer.Argument(None, help="Folder of *.rob.json (clinex rob assess output); omit to run --model."),
     model: str = typer.Option(
         None, "--model", "-m",
-        help="Run this evidence model over the gold's reports instead of reading PRED (default when PRED is absent: auto).",
+        help="Run this evidence model over the gold's reports instead of reading PRED (default when PRED is absent: "
+        "$CLINEX_ROB_MODEL, else auto).",
     ),
     texts: str = typer.Option(
         None, "--texts",
@@ -427,50 +466,16 @@ def agreement_cmd(
     on stderr and ignored); 1 some were skipped (each reported on stderr, the others
     counted); 2 nothing could be counted or a bad option.
     """
-    from rich import box
     from rich.console import Console
-    from rich.table import Table
 
     from clinex.errors import InputError
-    from clinex.rob.answer_agreement import (
-        COUNTED_AS_WRITTEN,
-        IGNORED_PREDICTION,
-        THRESHOLD,
-        answer_agreement,
-        assess_gold,
-        load_gold,
-        load_predictions,
-    )
+    from clinex.rob.answer_agreement import COUNTED_AS_WRITTEN, IGNORED_PREDICTION
+    from clinex.surface import exit_status, finish
 
     if pred is not None and model is not None:
         raise InputError("give either PRED (a folder of *.rob.json) or --model, not both", field="model")
-    from clinex.errors import ClinexError
-
-    problems: list[str] = []
     err = Console(stderr=True)
-
-    def _warn_all() -> None:
-        for w in problems:
-            err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
-
-    try:
-        gold_docs = load_gold(gold, texts=texts, warnings=problems)
-        if pred is not None:
-            predictions = load_predictions(pred, warnings=problems)
-            pred_name = pred
-        else:
-            from clinex.rob.assess import default_model
-
-            name = model or "auto"
-            evidence_model = default_model(name)
-            with err.status(f"assessing {len(gold_docs)} documents with {name}"):
-                predictions = assess_gold(gold_docs, evidence_model, warnings=problems)
-            pred_name = f"model:{name}"
-        report = answer_agreement(gold_docs, predictions, threshold=THRESHOLD if threshold is None else threshold,
-                                  gold_name=gold, predictions_name=pred_name, warnings=problems)
-    except ClinexError:
-        _warn_all()  # what was skipped before the error (bad key files, reports missing beside keys)
-        raise
+    report = _agreement_report(gold, pred, model, texts, threshold, err)
     # report.warnings holds `problems` and its own lines: each printed once, here
     for w in report.warnings:
         err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
@@ -478,9 +483,45 @@ def agreement_cmd(
     skipped = [w for w in report.warnings if not w.endswith((IGNORED_PREDICTION, COUNTED_AS_WRITTEN))]
     if as_json:
         typer.echo(report.model_dump_json())
-        if skipped:
-            raise typer.Exit(1)
-        return
+    else:
+        _print_answer_agreement(report)
+    finish(exit_status(report.documents, len(skipped)))  # some key files or documents skipped: 1, as `assess`
+
+
+def _agreement_report(gold: str, pred: str | None, model: str | None, texts: str | None,
+                      threshold: float | None, err):  # noqa: ANN001, ANN202 - rich Console; AgreementReport
+    """The agreement of PRED's (or the model's) answers with the gold; warnings so far printed on an error."""
+    from clinex.errors import ClinexError
+    from clinex.rob import surface
+    from clinex.rob.answer_agreement import THRESHOLD, answer_agreement, assess_gold, load_gold, load_predictions
+    from clinex.surface import Settings
+
+    problems: list[str] = []
+    try:
+        gold_docs = load_gold(gold, texts=texts, warnings=problems)
+        if pred is not None:
+            predictions = load_predictions(pred, warnings=problems)
+            pred_name = pred
+        else:
+            name = Settings.resolve("rob", model=model).model
+            evidence_model = surface.load_model(name)
+            with err.status(f"assessing {len(gold_docs)} documents with {name}"):
+                predictions = assess_gold(gold_docs, evidence_model, warnings=problems)
+            pred_name = f"model:{name}"
+        return answer_agreement(gold_docs, predictions, threshold=THRESHOLD if threshold is None else threshold,
+                                gold_name=gold, predictions_name=pred_name, warnings=problems)
+    except ClinexError:
+        # what was skipped before the error (bad key files, reports missing beside keys)
+        for w in problems:
+            err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
+        raise
+
+
+def _print_answer_agreement(report) -> None:  # noqa: ANN001 - AgreementReport
+    """The agreement tables: per domain, per signalling question, and the answers decided outside M/R."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
 
     def po(v: float | None) -> str:
         return "-" if v is None else f"{v:.3f}"
@@ -515,5 +556,3 @@ def agreement_cmd(
     out.print(f"answers decided outside Methods/Results: {report.decided_outside} of "
               f"{report.decided_total} ({'-' if share is None else f'{share:.2f}'}){unknown}",
               markup=False, soft_wrap=True)
-    if skipped:
-        raise typer.Exit(1)  # some key files or documents were skipped (listed above), as `assess` does
