@@ -434,7 +434,7 @@ def _tagtog_gold(src: Path, texts: str | Path | None, problems: list[str]) -> di
         ``src`` is no tagtog annotator folder (no ``*.ann.json``, directly or in ``pool/``).
     """
     from clinex.rob.formats.tagtog import doc_key
-    from clinex.rob.iaa import _tagtog_dir, load_annotator
+    from clinex.rob.annotator import _tagtog_dir, load_annotator
 
     tag_dir = _tagtog_dir(src)
     if tag_dir is None:
