@@ -5,7 +5,11 @@
   are about;
 * :mod:`.counts` — randomised / analysed / lost participants per arm (numbers and
   phrasings in :mod:`.count_phrases`, the combined flow in :mod:`.participant_flow`);
-* :mod:`.rules` — one function per way an expert answers a signalling question;
+* :mod:`.actors` — who a clause names (participants, deliverers, assessors, analysts);
+* :mod:`.rules` — one function per way an expert answers a signalling question, one
+  module per RoB 2 domain (:mod:`.randomisation`, :mod:`.awareness`, :mod:`.deviations`,
+  :mod:`.missing_data`, :mod:`.measurement`, :mod:`.reporting`), the answer type in
+  :mod:`.decision`;
 * :mod:`.model` — :class:`RulesEvidenceModel`, the shipped default evidence model.
 """
 
