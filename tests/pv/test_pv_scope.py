@@ -523,34 +523,44 @@ def test_denied_is_a_negation_cue() -> None:
 
 _WARM = """
 import json, sys, threading
-from types import SimpleNamespace
-from clinex.pv import postprocess, scope
+from clinex.pv import scope
+from clinex.pv.steps import StepSettings, prepare
 
-model = SimpleNamespace(attribute_scope=True, gate_=object())
-first = postprocess.warm_up(model)
-again = postprocess.warm_up(model)
-first.join()
+before = threading.active_count()
+prepare(StepSettings(gate=object(), attribute_scope=True))
+prepare(StepSettings(gate=object(), attribute_scope=True))
 print(json.dumps({
-    "thread": first.name, "daemon": first.daemon, "again": again,
+    "threads": threading.active_count() - before,
     "pipelines": len(scope._CACHE),
     "spacy": "spacy" in sys.modules, "gazetteer": bool(__import__("clinex.pv.gazetteer", fromlist=["_DATA"])._DATA),
-    "nothing": postprocess.warm_up(SimpleNamespace(attribute_scope=False, gate_=None)),
 }))
 """
 
+_NOTHING = """
+import json, sys
+from clinex.pv import scope
+from clinex.pv.steps import StepSettings, prepare
 
-def test_warm_up_builds_the_scope_pipeline_and_gazetteer_once() -> None:
-    """clinex.pv.postprocess.warm_up loads the shipped scope pipeline and the drug
-    gazetteer in one daemon thread, once per process; a model with neither needs none."""
+prepare(StepSettings(gate=None, attribute_scope=False))
+print(json.dumps({"pipelines": len(scope._CACHE), "spacy": "spacy" in sys.modules}))
+"""
+
+
+def test_prepare_builds_the_scope_pipeline_and_gazetteer_once_without_a_thread() -> None:
+    """clinex.pv.steps.prepare loads the shipped scope pipeline and the drug gazetteer in
+    the calling thread (no thread is started), once per process; settings with neither
+    scope nor gate load nothing."""
     import json
     import subprocess
     import sys
 
     proc = subprocess.run([sys.executable, "-c", _WARM], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out == {"thread": "clinex-pv-warm-up", "daemon": True, "again": None, "pipelines": 1,
-                   "spacy": True, "gazetteer": True, "nothing": None}
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {
+        "threads": 0, "pipelines": 1, "spacy": True, "gazetteer": True}
+    proc = subprocess.run([sys.executable, "-c", _NOTHING], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"pipelines": 0, "spacy": False}
 
 
 _HIDER = """

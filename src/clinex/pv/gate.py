@@ -494,8 +494,9 @@ def add_gate(
 
     Parameters
     ----------
-    model : CRFModel or TransformerExtractor
-        Any model with ``predict_ungated(texts)``.
+    model : clinex.pv.steps.SentenceModel
+        A model that tags sentences (``predict_ungated``); not one that reads whole
+        records (``reads_whole_records``: the ``llm`` kind).
     train, dev, negatives, target_recall
         See :func:`fit_gate`.
 
@@ -507,12 +508,12 @@ def add_gate(
     Raises
     ------
     ModelError
-        Without dev sentences, or if the model cannot predict ungated.
+        Without dev sentences, or if the model reads whole records.
     """
     if not dev:
         raise ModelError("a sentence gate needs dev sentences to calibrate on (give --dev)")
-    if not hasattr(model, "predict_ungated"):
-        raise ModelError(f"{type(model).__name__} has no predict_ungated; it cannot take a sentence gate")
+    if model.reads_whole_records:
+        raise ModelError(f"{type(model).__name__} reads whole records, not sentences; it cannot take a sentence gate")
     gate, threshold, report = fit_gate(model.predict_ungated, train, dev, negatives, target_recall=target_recall)
     model.gate_, model.event_threshold, model.calibration_ = gate, threshold, {**report, "event_threshold": threshold}
     return model.calibration_

@@ -36,6 +36,7 @@ from typing import Any
 from clinex.errors import ModelError
 from clinex.pv.decode import OUTSIDE, SEP, TRIGGER_TYPES, decode, encode, label_runs
 from clinex.pv.features import EXTRAS, drug_flags, extra_features, sentence_features, tokenize
+from clinex.pv.steps import SentencePredictions
 from clinex.pv.types import Event, SentenceEvents
 
 __all__ = ["CRFModel", "train_crf", "FORMAT_VERSION"]
@@ -50,7 +51,7 @@ _LAYOUTS = {
 _FIRST = {"joint": "args", "split": "main", "hybrid": "args", "full": "args"}
 
 
-class CRFModel:
+class CRFModel(SentencePredictions):
     """PHEE event extractor made of two CRF taggers.
 
     Parameters
@@ -133,11 +134,11 @@ class CRFModel:
         :func:`train_crf` calibrates it (:func:`clinex.pv.gate.fit_gate`).
     attribute_scope : bool, default True
         Decide Negated / Speculated by cue scope and Severity from the Effect's
-        modifiers (:mod:`clinex.pv.scope`, via :func:`clinex.pv.postprocess.finish`);
+        modifiers (:mod:`clinex.pv.scope`, the pipeline's scope step: :mod:`clinex.pv.steps`);
         False keeps the attribute CRF's cues as they are.
     no_effect_min_prob : float, default 0.0
         An Adverse_event without an Effect argument is kept only if its trigger
-        probability reaches this value (:func:`clinex.pv.postprocess.finish`, step 3);
+        probability reaches this value (:func:`clinex.pv.effect_rules.keep_event`);
         0 keeps them all. The shipped model uses 0.05 (chosen on PHEE dev: with the gate, Trig-C 0.6568 -> 0.6581, ADE sentence recall 0.953 -> 0.952, held-out negatives given an ADE 35.9 % -> 33.7 %; the CRF often misses the Effect of a true ADE, so higher values cost recall).
     name : str, default "crf"
         Name recorded as the events' ``source`` (with the format version).
@@ -486,10 +487,6 @@ class CRFModel:
         args[best[1]] = best[2]
         return args, best[1], best[0]
 
-    def predict_one(self, text: str) -> list[Event]:
-        """Events of one sentence (offsets into ``text``), after the sentence-level decision."""
-        return self.predict_detailed([text])[0][0]
-
     def predict_one_detailed(self, text: str) -> tuple[list[Event], float]:
         """Events of one sentence and the CRF's own event probability, before attribute
         scope and the sentence-level decision (:mod:`clinex.pv.postprocess`)."""
@@ -501,27 +498,14 @@ class CRFModel:
         )
         return events, round(p_event, 4)
 
-    def predict_detailed(self, texts: Sequence[str]) -> list[tuple[list[Event], float]]:
-        """Events of each sentence with the sentence's event probability.
+    def predict_ungated(
+        self, texts: Sequence[str], sentence_starts: Sequence[Sequence[int]] | None = None
+    ) -> list[tuple[list[Event], float]]:
+        """Events and the CRF's own event probability per text: the model and its decoding
+        (step 1 of :mod:`clinex.pv.steps`), before the pipeline's other steps.
 
-        Returns
-        -------
-        list of (list of Event, float)
-            Per text: its events (as :meth:`predict`) and its event probability in
-            [0, 1] (compare with ``event_threshold``).
-
-        Raises
-        ------
-        ModelError
-            If the model is not fitted.
-        """
-        from clinex.pv.postprocess import finish_model
-
-        texts = list(texts)
-        return finish_model(self, texts, self.predict_ungated(texts))
-
-    def predict_ungated(self, texts: Sequence[str]) -> list[tuple[list[Event], float]]:
-        """Events and the CRF's own event probability per text, before the sentence gate.
+        ``sentence_starts`` is accepted as every model accepts it (see
+        :class:`clinex.pv.steps.SentenceModel`); the CRF reads a text whole, with no window.
 
         Raises
         ------
@@ -530,28 +514,6 @@ class CRFModel:
         """
         self._check_fitted()
         return [self.predict_one_detailed(t) for t in texts]
-
-    def predict(self, texts: Sequence[str]) -> list[list[Event]]:
-        """Events of each sentence.
-
-        Parameters
-        ----------
-        texts : sequence of str
-            Sentences (one PHEE context each; longer texts work but the model was
-            trained on single sentences).
-
-        Returns
-        -------
-        list of list of Event
-            One list per text; character offsets into that text.
-
-        Raises
-        ------
-        ModelError
-            If the model is not fitted.
-        """
-        self._check_fitted()
-        return [events for events, _ in self.predict_detailed(texts)]
 
     # -- persistence ------------------------------------------------------------
     def save(self, path: str | Path) -> Path:

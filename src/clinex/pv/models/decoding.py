@@ -3,8 +3,8 @@
 :class:`TagDecodingMixin` holds everything between "tag probabilities per sub-word
 token" and the final :class:`~clinex.pv.types.Event` lists: windows for long texts,
 Viterbi (or argmax) tags, trigger fallback, the joint-variant assignment of spans
-to triggers, the cue-lexicon attributes, the bare-event and fallback gates, and the
-last steps every model shares (:func:`clinex.pv.postprocess.finish_model`).
+to triggers, the cue-lexicon attributes and the bare-event and fallback gates: step 1
+of the pipeline's sentence steps (:mod:`clinex.pv.steps`), which runs the others.
 
 Two model kinds use it and differ only in how they compute the probabilities:
 :class:`~clinex.pv.models.transformer.TransformerExtractor` (torch) and
@@ -30,6 +30,7 @@ from clinex.errors import ModelError
 from clinex.pv.attributes import cues_to_attributes
 from clinex.pv.features import has_gazetteer_drug
 from clinex.pv.models.tagging import EVENT_LAYERS, LAYERS, decode_tags, viterbi_tags
+from clinex.pv.steps import SentencePredictions
 from clinex.pv.types import Argument, Combination, Event
 from clinex.text import Span
 
@@ -46,8 +47,12 @@ _MIN_PROB = 1e-12
 EventProbs = Callable[[list[int], list[list[int]]], dict[str, Any]]
 
 
-class TagDecodingMixin:
-    """Shared prediction and decoding of the transformer and ONNX extractors (see the module notes)."""
+class TagDecodingMixin(SentencePredictions):
+    """Shared prediction and decoding of the transformer and ONNX extractors (see the module notes).
+
+    ``predict``, ``predict_detailed`` and ``predict_one`` come from
+    :class:`clinex.pv.steps.SentencePredictions` (the pipeline's steps after the model).
+    """
 
     # -- parameters shared by both kinds --------------------------------------------
     def _join_layers(self) -> frozenset[str]:
@@ -88,51 +93,25 @@ class TagDecodingMixin:
         return [1 if e > s and trigger.overlaps(s, e) else 0 for s, e in offsets]
 
     # -- prediction ------------------------------------------------------------------
-    def predict(self, texts: list[str]) -> list[list[Event]]:
-        """Extract events from each sentence (see :meth:`predict_detailed`).
-
-        Returns
-        -------
-        list of list of Event
-        """
-        return [events for events, _ in self.predict_detailed(texts)]
-
-    def predict_detailed(self, texts: list[str]) -> list[tuple[list[Event], float]]:
-        """Extract events from each sentence, with the sentence's event probability.
-
-        :meth:`predict_ungated`, then :func:`clinex.pv.postprocess.finish_model`
-        (attribute scope, the sentence-level decision, the effect rule).
-
-        Parameters
-        ----------
-        texts : list of str
-            Sentences (PHEE contexts); each is processed on its own.
-
-        Returns
-        -------
-        list of (list of Event, float)
-            Per text, its events with offsets into that text, ``source`` set to the
-            model name and variant, ``score`` to the trigger's mean token probability;
-            and the text's event probability in [0, 1] (the gate's when the model has
-            one, else the model's own: :mod:`clinex.pv.gate`).
-
-        Raises
-        ------
-        ModelError
-            If the model is not fitted.
-        """
-        from clinex.pv.postprocess import finish_model
-
-        texts = list(texts)
-        return finish_model(self, texts, self.predict_ungated(texts))
-
-    def predict_ungated(self, texts: list[str]) -> list[tuple[list[Event], float]]:
-        """Events and the model's own event probability per text, before the last steps.
+    def predict_ungated(
+        self, texts: Sequence[str], sentence_starts: Sequence[Sequence[int]] | None = None
+    ) -> list[tuple[list[Event], float]]:
+        """Events and the model's own event probability per text: the model and its decoding
+        (step 1 of :mod:`clinex.pv.steps`), before the pipeline's other steps.
 
         The model's own event probability is the largest ``1 - P(O)`` of the trigger
         layer over the text's tokens (the largest over its windows for a long text;
         :mod:`clinex.pv.gate`); neither the gate, ``event_threshold``, the attribute
         scope nor the effect rule is applied.
+
+        Parameters
+        ----------
+        texts : sequence of str
+        sentence_starts : sequence of sequence of int, optional
+            Per text, the offsets where its sentences start, used to cut a text longer
+            than the window (:meth:`_pieces`); the pipeline passes ``[0]`` for each of
+            its sentences (split once, never again). None: found with
+            :func:`clinex.text.split_sentences` for a text that needs cutting.
 
         Raises
         ------
@@ -149,7 +128,8 @@ class TagDecodingMixin:
         if not long:
             probs: list[float] = [0.0] * len(texts)
             return list(zip(self._predict(texts, toks, 0, probs), probs))
-        pieces = [self._pieces(t) if i in long else [(0, t)] for i, t in enumerate(texts)]
+        starts = sentence_starts if sentence_starts is not None else [None] * len(texts)
+        pieces = [self._pieces(t, starts[i]) if i in long else [(0, t)] for i, t in enumerate(texts)]
         from clinex.pv.offsets import shift_event
 
         flat = [(i, off, piece) for i, ps in enumerate(pieces) for off, piece in ps]
@@ -167,11 +147,11 @@ class TagDecodingMixin:
             best[i] = max(best[i], p)
         return list(zip(out, best))
 
-    def _pieces(self, text: str) -> list[tuple[int, str]]:
+    def _pieces(self, text: str, sentence_starts: Sequence[int] | None = None) -> list[tuple[int, str]]:
         """Cut a text longer than :meth:`_max_tokens` tokens into pieces that fit.
 
-        A piece ends at a sentence start (:func:`clinex.text.split_sentences`) when
-        one falls inside the window, else at a word start, else after ``max_length - 2``
+        A piece ends at a sentence start (``sentence_starts``; None: those of
+        :func:`clinex.text.split_sentences`) when one falls inside the window, else at a word start, else after ``max_length - 2``
         tokens (room for the special tokens). Each piece is tagged on its own and its
         events are shifted back into ``text`` (so nothing past the encoder's window is
         silently lost; a sentence longer than the window is still cut).
@@ -186,9 +166,11 @@ class TagDecodingMixin:
         offs = [(s, e) for s, e in self._word_offsets(text) if e > s]
         if len(offs) <= limit:
             return [(0, text)]
-        from clinex.text import split_sentences
+        if sentence_starts is None:
+            from clinex.text import split_sentences
 
-        sentence_starts = {sp.start for sp in split_sentences(text)}
+            sentence_starts = [sp.start for sp in split_sentences(text)]
+        sentence_starts = set(sentence_starts)
         word_starts = {k for k, (s, _) in enumerate(offs) if s == 0 or text[s - 1].isspace()}
         pieces: list[tuple[int, str]] = []
         i = 0

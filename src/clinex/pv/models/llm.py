@@ -22,7 +22,7 @@ it. :class:`LLMExtractor` does the same for any server :mod:`clinex.llm` can rea
   counted (:attr:`LLMExtractor.grounding_`, and the ``LLM:`` line of the CLI).
 
 The events are the model's own answer: no sentence gate or attribute-scope rules are
-applied (those belong to the trained kinds, :mod:`clinex.pv.postprocess`).
+applied (those belong to the trained kinds, :mod:`clinex.pv.steps`).
 
 Settings (server, model name, shots, training file) come from ``model.json`` of a
 model folder (``{"kind": "llm", "base_url": ..., "model": ..., "shots": 5,
@@ -212,6 +212,11 @@ class LLMExtractor:
     """
 
     kind = "llm"
+
+    #: The pipeline passes each record whole to :meth:`predict_records` and keeps the answer
+    #: as it is: no sentence split, none of the sentence steps of :mod:`clinex.pv.steps`
+    #: (the trained kinds, :class:`clinex.pv.steps.SentencePredictions`, are False).
+    reads_whole_records = True
 
     def __init__(self, options: dict[str, Any] | None = None, *, prompt: str | Path = "pv") -> None:
         from clinex.llm.config import resolve_settings
