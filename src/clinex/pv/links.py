@@ -68,6 +68,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 
+from clinex.pv.links_groups import OTHER_GROUP, drop_other_group_subjects
 from clinex.pv.types import Argument, Combination, Event
 from clinex.text import Span
 
@@ -579,46 +580,3 @@ def _untreated_subs(event: Event, effects: Sequence[Argument], dropped: Sequence
                 is_treating(a) or inside_dropped(a)
                 or (a.role == "Disorder" and any(e.span.overlaps(a.span.start, a.span.end) for e in effects))))]
             for role, vals in event.sub_arguments.items()}
-
-
-# ------------------------------------------------------------------ other groups
-
-#: A change of group: ", the other five", "; the remaining patients", ", all others".
-OTHER_GROUP = re.compile(r"[,;]\s*(?:the\s+|all\s+)?(?:other|others|remaining|rest)\b", re.I)
-
-
-def drop_other_group_subjects(text: str, event: Event) -> Event:
-    """Drop the Subject sub-arguments that belong to another group (module note 3).
-
-    Parameters
-    ----------
-    text : str
-        The sentence the event's offsets point into.
-    event : Event
-
-    Returns
-    -------
-    Event
-        ``event`` itself, or a copy without the Subject sub-arguments that lie outside
-        every Subject span of the event and have an :data:`OTHER_GROUP` phrase between
-        them and the trigger.
-    """
-    subjects = event.sub_arguments.get("Subject", ())
-    if not subjects or not OTHER_GROUP.search(text):
-        return event
-    mains = event.main("Subject")
-    trig = event.trigger
-
-    def other(a: Argument) -> bool:
-        if any(m.span.start <= a.span.start and a.span.end <= m.span.end for m in mains):
-            return False
-        lo, hi = (trig.end, a.span.start) if a.span.start >= trig.end else (a.span.end, trig.start)
-        return lo < hi and OTHER_GROUP.search(text, lo, hi) is not None
-
-    kept = tuple(a for a in subjects if not other(a))
-    if len(kept) == len(subjects):
-        return event
-    subs = {role: vals for role, vals in event.sub_arguments.items() if role != "Subject"}
-    if kept:
-        subs["Subject"] = kept
-    return event.model_copy(update={"sub_arguments": subs})
