@@ -31,6 +31,23 @@ def test_import_contracts_hold() -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 broken" in proc.stdout
+    # the surface layer's contract is among them (clinex.web, clinex.batch and clinex.cli reach a
+    # task only through clinex.<task>.surface, issue 24)
+    assert "surfaces reach a task only through clinex.<task>.surface" in " ".join(proc.stdout.split())
+
+
+def test_batch_and_cli_import_no_task_internals() -> None:
+    """The surfaces contract, stated on the import graph: clinex.batch imports no task module
+    (it looks a surface up by name), clinex.cli only ``clinex.<task>.surface``."""
+    graph = grimp.build_graph("clinex", cache_dir=None)
+    tasks = ("clinex.pv", "clinex.rob", "clinex.cohort")
+    seen = {}
+    for source in ("clinex.batch", "clinex.cli", "clinex.surface"):
+        for module in {source} | set(graph.find_descendants(source)):
+            for target in graph.find_modules_directly_imported_by(module):
+                if target.startswith(tuple(t + "." for t in tasks)) or target in tasks:
+                    seen.setdefault(source, set()).add(target)
+    assert seen == {"clinex.cli": {"clinex.pv.surface"}}
 
 
 def test_no_module_level_import_cycles() -> None:

@@ -184,6 +184,42 @@ def train_cmd(
 
     if kind not in REGISTRY:
         raise InputError(f"unknown --model {kind!r}; use {' or '.join(REGISTRY)}", field="--model")
+    _check_train_out(out, force)
+    if kind == "transformer":
+        _pv_require_neural()
+    params = _train_params(kind, param, encoder, c1, c2, max_iterations)
+    params.update(_gate_params(negatives, dev, target_recall))
+    train_items = read_phee_json(train)
+    if not train_items:
+        raise InputError("no training sentences in the file", path=train)
+    dev_items = read_phee_json(dev) if dev is not None else None
+    if dev is not None and not dev_items:
+        raise InputError("no dev sentences in the file; leave --dev out to train without one", path=dev)
+    staging = _pv_staging_dir(out)
+    created = staging is None and not out.exists()
+    if staging is None:
+        from clinex.io.atomic import write_error
+
+        try:  # a read-only or full file system is said before training, not after it
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise write_error(out, exc, folder=True) from None
+    typer.echo(f"training {kind} on {len(train_items)} sentences from {train}", err=True)
+    started = time.time()
+    model = _train_and_score(kind, train_items, dev_items, out, staging, created, params)
+    if staging is not None:
+        _pv_swap_in(staging, out)
+    if getattr(model, "calibration_", None):
+        import json
+
+        typer.echo(f"sentence gate: {json.dumps(model.calibration_)}")
+    typer.echo(f"saved {kind} model to {out} ({(time.time() - started) / 60:.1f} min)", err=True)
+
+
+def _check_train_out(out: _Path, force: bool) -> None:
+    """Raise InputError unless ``--out`` is absent, empty, or (with ``force``) a model folder."""
+    from clinex.errors import InputError
+
     if out.exists():
         if not out.is_dir():
             raise InputError("--out exists and is not a folder", path=out)
@@ -192,8 +228,13 @@ def train_cmd(
                 raise InputError("model folder exists and is not empty; pass --force to replace it", path=out)
             if not (out / "model.json").is_file():
                 raise InputError("--out holds files but no model.json; refusing to replace it", path=out)
-    if kind == "transformer":
-        _pv_require_neural()
+
+
+def _train_params(kind: str, param: list[str] | None, encoder: str | None, c1: float | None, c2: float | None,
+                  max_iterations: int | None) -> dict:
+    """The model parameters of ``--param`` and the kind's own options, checked against ``kind``."""
+    from clinex.errors import InputError
+
     params = _pv_parse_params(param)
     _pv_check_params(kind, params)
     if kind == "crf":
@@ -202,41 +243,38 @@ def train_cmd(
         for key, value in (("c1", c1), ("c2", c2), ("max_iterations", max_iterations)):
             if value is not None:
                 params[key] = value
-    else:
-        if any(v is not None for v in (c1, c2, max_iterations)):
-            raise InputError("--c1/--c2/--max-iterations apply to --model crf only")
-        if encoder is not None:
-            if "encoder" in params:
-                raise InputError("--param encoder conflicts with --encoder; give one")
-            params["encoder"] = encoder
+        return params
+    if any(v is not None for v in (c1, c2, max_iterations)):
+        raise InputError("--c1/--c2/--max-iterations apply to --model crf only")
+    if encoder is not None:
+        if "encoder" in params:
+            raise InputError("--param encoder conflicts with --encoder; give one")
+        params["encoder"] = encoder
+    return params
+
+
+def _gate_params(negatives: _Path | None, dev: _Path | None, target_recall: float) -> dict:
+    """The sentence gate's parameters (``--negatives``, ``--target-recall``); none without negatives."""
+    from clinex.errors import InputError
+
     if not 0.0 < target_recall <= 1.0:
         raise InputError(f"--target-recall must be in (0, 1]; got {target_recall}", field="--target-recall")
     if negatives is None and target_recall != 0.98:
         raise InputError("--target-recall applies to the sentence gate: give --negatives too", field="--target-recall")
-    if negatives is not None:
-        from clinex.io.ade_corpus import read_ade_negatives
+    if negatives is None:
+        return {}
+    from clinex.io.ade_corpus import read_ade_negatives
 
-        if dev is None:
-            raise InputError("--negatives needs --dev (the gate is calibrated on it)", field="--negatives")
-        params["negatives"] = read_ade_negatives(negatives)
-        params["target_recall"] = target_recall
-    train_items = read_phee_json(train)
-    if not train_items:
-        raise InputError("no training sentences in the file", path=train)
-    dev_items = read_phee_json(dev) if dev is not None else None
-    if dev is not None and not dev_items:
-        raise InputError("no dev sentences in the file; leave --dev out to train without one", path=dev)
+    if dev is None:
+        raise InputError("--negatives needs --dev (the gate is calibrated on it)", field="--negatives")
+    return {"negatives": read_ade_negatives(negatives), "target_recall": target_recall}
+
+
+def _train_and_score(kind: str, train_items: list, dev_items: list | None, out: _Path, staging: _Path | None,
+                     created: bool, params: dict):  # noqa: ANN202 - the trained model
+    """Train into ``staging`` (else ``out``) and score on dev; on any failure remove what this run made."""
     from clinex.io.atomic import write_error
 
-    staging = _pv_staging_dir(out)
-    created = staging is None and not out.exists()
-    if staging is None:
-        try:  # a read-only or full file system is said before training, not after it
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise write_error(out, exc, folder=True) from None
-    typer.echo(f"training {kind} on {len(train_items)} sentences from {train}", err=True)
-    started = time.time()
     try:
         try:
             model = _pv_train_into(kind, train_items, dev_items, staging or out, params)
@@ -252,13 +290,7 @@ def train_cmd(
         elif created:  # this run made the folder: no half-saved model is left in it
             shutil.rmtree(out, ignore_errors=True)
         raise
-    if staging is not None:
-        _pv_swap_in(staging, out)
-    if getattr(model, "calibration_", None):
-        import json
-
-        typer.echo(f"sentence gate: {json.dumps(model.calibration_)}")
-    typer.echo(f"saved {kind} model to {out} ({(time.time() - started) / 60:.1f} min)", err=True)
+    return model
 
 
 def gate_cmd(
