@@ -523,7 +523,7 @@ def test_denied_is_a_negation_cue() -> None:
 
 _WARM = """
 import json, sys, threading
-from clinex.pv import scope
+from clinex.pv import scope_pipeline as scope
 from clinex.pv.steps import StepSettings, prepare
 
 before = threading.active_count()
@@ -538,7 +538,7 @@ print(json.dumps({
 
 _NOTHING = """
 import json, sys
-from clinex.pv import scope
+from clinex.pv import scope_pipeline as scope
 from clinex.pv.steps import StepSettings, prepare
 
 prepare(StepSettings(gate=None, attribute_scope=False))

@@ -205,72 +205,110 @@ def decode(
     if not trig_runs:
         return []
     trig_rng = [(a, b) for _, a, b in trig_runs]
-    k_ev = len(trig_runs)
-    ev_args: list[list[tuple[Argument, tuple[int, int]]]] = [[] for _ in range(k_ev)]
+    ev_args = _main_arguments(text, tokens, main, trig_rng)
+    _share_roles(ev_args, trig_rng, share_roles)
+    ev_subs = _sub_arguments(text, tokens, sub, ev_args, trig_rng)
+    ev_attrs = _attributes(text, tokens, attr or [OUTSIDE] * n, trig_rng)
+    return [
+        Event(
+            event_type=etype,
+            trigger=_span(text, tokens, a, b, "Trigger"),
+            arguments=tuple(x for x, _ in sorted(ev_args[k], key=lambda p: (MAIN_ROLES.index(p[0].role), p[1]))),
+            sub_arguments={p: tuple(v) for p, v in ev_subs[k].items()},
+            combinations=_combinations(ev_args[k], ev_subs[k], combine_drugs),
+            attributes=tuple(ev_attrs[k]),
+            score=None if trigger_scores is None else round(sum(trigger_scores[a:b]) / (b - a), 4),
+            source=source,
+        )
+        for k, (etype, a, b) in enumerate(trig_runs)
+    ]
+
+
+#: A main argument with its token range ``[a, b)``.
+_Placed = tuple[Argument, tuple[int, int]]
+
+
+def _main_arguments(
+    text: str, tokens: Sequence[tuple[int, int]], main: Sequence[str], trig_rng: Sequence[tuple[int, int]]
+) -> list[list[_Placed]]:
+    """Each main-argument run of ``main``, attached to the nearest trigger (one list per trigger)."""
+    ev_args: list[list[_Placed]] = [[] for _ in trig_rng]
     for role, a, b in label_runs(main):
         if role in MAIN_ROLES:
             arg = Argument(role=role, span=_span(text, tokens, a, b, role))
             ev_args[_nearest((a, b), trig_rng)].append((arg, (a, b)))
-    # Share Subject / Treatment with events that have none.
+    return ev_args
+
+
+def _share_roles(
+    ev_args: list[list[_Placed]], trig_rng: Sequence[tuple[int, int]], share_roles: Sequence[str]
+) -> None:
+    """Copy each role of ``share_roles`` to the events that have none, from the nearest
+    event holding it (in place; see ``share_roles`` of :func:`decode`)."""
     for role in share_roles:
-        holders = [k for k in range(k_ev) if any(x.role == role for x, _ in ev_args[k])]
+        holders = [k for k in range(len(ev_args)) if any(x.role == role for x, _ in ev_args[k])]
         if not holders:
             continue
-        for k in range(k_ev):
+        for k in range(len(ev_args)):
             if k in holders:
                 continue
             src = min(holders, key=lambda h: (_distance(trig_rng[h], trig_rng[k]), h))
             ev_args[k].extend(p for p in ev_args[src] if p[0].role == role)
-    ev_subs: list[dict[str, list[Argument]]] = [{} for _ in range(k_ev)]
+
+
+def _sub_arguments(
+    text: str,
+    tokens: Sequence[tuple[int, int]],
+    sub: Sequence[str],
+    ev_args: Sequence[Sequence[_Placed]],
+    trig_rng: Sequence[tuple[int, int]],
+) -> list[dict[str, list[Argument]]]:
+    """Each sub-argument run of ``sub``, given to every event whose main argument of its
+    parent role overlaps it, else to the nearest trigger's event."""
+    ev_subs: list[dict[str, list[Argument]]] = [{} for _ in trig_rng]
     for label, a, b in label_runs(sub):
         parent, _, role = label.partition(".")
         arg = Argument(role=role, span=_span(text, tokens, a, b, role))
         homes = [
             k
-            for k in range(k_ev)
+            for k in range(len(trig_rng))
             if any(x.role == parent and a < rng[1] and rng[0] < b for x, rng in ev_args[k])
         ]
-        if not homes:
-            homes = [_nearest((a, b), trig_rng)]
-        for k in homes:
+        for k in homes or [_nearest((a, b), trig_rng)]:
             ev_subs[k].setdefault(parent, []).append(arg)
-    ev_attrs: list[list[Attribute]] = [[] for _ in range(k_ev)]
-    for label, a, b in label_runs(attr or [OUTSIDE] * n):
+    return ev_subs
+
+
+def _attributes(
+    text: str, tokens: Sequence[tuple[int, int]], attr: Sequence[str], trig_rng: Sequence[tuple[int, int]]
+) -> list[list[Attribute]]:
+    """Each cue run of ``attr``, an attribute of the nearest trigger's event (the first cue
+    of each attribute name per event)."""
+    ev_attrs: list[list[Attribute]] = [[] for _ in trig_rng]
+    for label, a, b in label_runs(attr):
         name, _, level = label.partition(".")
         value: bool | str = level if name == "Severity" else True
         k = _nearest((a, b), trig_rng)
         if any(x.name == name for x in ev_attrs[k]):
             continue
         ev_attrs[k].append(Attribute(name=name, value=value, cue=_span(text, tokens, a, b, name)))
-    events = []
-    for k, (etype, a, b) in enumerate(trig_runs):
-        combos: tuple[Combination, ...] = ()
-        if combine_drugs:
-            for arg, _rng in ev_args[k]:
-                if arg.role != "Treatment":
-                    continue
-                drugs = tuple(
-                    x
-                    for x in ev_subs[k].get("Treatment", [])
-                    if x.role == "Drug" and arg.span.overlaps(x.span.start, x.span.end)
-                )
-                if len(drugs) >= combine_drugs:
-                    combos += (Combination(drugs=drugs),)
-        score = None
-        if trigger_scores is not None:
-            score = round(sum(trigger_scores[a:b]) / (b - a), 4)
-        events.append(
-            Event(
-                event_type=etype,
-                trigger=_span(text, tokens, a, b, "Trigger"),
-                arguments=tuple(
-                    x for x, _ in sorted(ev_args[k], key=lambda p: (MAIN_ROLES.index(p[0].role), p[1]))
-                ),
-                sub_arguments={p: tuple(v) for p, v in ev_subs[k].items()},
-                combinations=combos,
-                attributes=tuple(ev_attrs[k]),
-                score=score,
-                source=source,
-            )
+    return ev_attrs
+
+
+def _combinations(
+    args: Sequence[_Placed], subs: dict[str, list[Argument]], combine_drugs: int
+) -> tuple[Combination, ...]:
+    """One Combination per Treatment span holding at least ``combine_drugs`` Drug
+    sub-arguments (none when ``combine_drugs`` is 0)."""
+    if not combine_drugs:
+        return ()
+    combos: tuple[Combination, ...] = ()
+    for arg, _rng in args:
+        if arg.role != "Treatment":
+            continue
+        drugs = tuple(
+            x for x in subs.get("Treatment", []) if x.role == "Drug" and arg.span.overlaps(x.span.start, x.span.end)
         )
-    return events
+        if len(drugs) >= combine_drugs:
+            combos += (Combination(drugs=drugs),)
+    return combos

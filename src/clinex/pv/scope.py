@@ -66,25 +66,24 @@ References
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
-from importlib import resources
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from clinex.context_rules import BoundedTokenizer, build_context_rules, sentinel_rule
-from clinex.errors import FormatError, InputError
+from clinex.errors import InputError
+from clinex.pv.scope_pipeline import SPAN_GROUP, _default_rules, _Pipeline, _pipeline, warm_up  # noqa: F401 (warm_up: old path)
+from clinex.pv.scope_rules import (
+    AttributeRules,
+    ModelTrust,
+    ScopeRule,
+    SeverityLink,
+    SeverityRule,
+    default_rules_path,
+    load_attribute_rules,
+)
 from clinex.pv.types import Attribute, Event
 from clinex.text import Span
 
 if TYPE_CHECKING:  # pragma: no cover
-    from spacy.language import Language
     from spacy.tokens import Doc
 
 __all__ = [
@@ -100,350 +99,8 @@ __all__ = [
     "apply_attribute_scope_batch",
 ]
 
-#: Span group that holds the ConText targets (triggers and Effects).
-SPAN_GROUP = "clinex_pv_targets"
 
-_DIRECTIONS = ("FORWARD", "BACKWARD", "BIDIRECTIONAL", "TERMINATE", "PSEUDO")
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 _SCOPED = ("Negated", "Speculated")
-
-
-class ScopeRule(BaseModel):
-    """One ConText rule of the scope layer (a cue, a pseudo-cue or a terminator).
-
-    Attributes
-    ----------
-    id : str
-        Stable rule id (``neg.not``); attributes it decides get ``source="rule:<id>"``.
-    literal : str
-        The phrase (matched case-insensitively on token boundaries).
-    pattern : list of dict or None
-        A spaCy token pattern used instead of ``literal``.
-    category : str
-        A cue category named in :attr:`AttributeRules.categories`
-        (``NEGATED_EXISTENCE``, ``POSSIBLE_EXISTENCE``), or any other name for
-        pseudo-cues and terminators.
-    direction : {"FORWARD", "BACKWARD", "BIDIRECTIONAL", "TERMINATE", "PSEUDO"}
-    max_scope : int or None
-        Scope length in tokens on each side it looks (None: the whole sentence).
-    cue_tokens : (int, int) or None
-        The tokens of the match that PHEE annotates as the cue, as a slice of the
-        match (``(0, 1)``: ``"not"`` in ``"not been"``); None: the whole match.
-    provenance : str
-        Where the rule comes from (NegEx, medspaCy's default rules, PHEE train counts).
-    blocks_negation : bool, default False
-        A hedge whose phrase holds a negation word ("does not rule out", "cannot be
-        excluded"): besides its own attribute, it is a pseudo-negation for the model's
-        Negated cues inside it (NegEx, Chapman et al. 2001: such phrases never negate).
-    """
-
-    model_config = _FROZEN
-
-    id: str = Field(min_length=1)
-    literal: str = Field(min_length=1)
-    pattern: list[dict[str, Any]] | None = None
-    category: str = Field(min_length=1)
-    direction: str
-    max_scope: int | None = Field(default=None, gt=0)
-    cue_tokens: tuple[int, int] | None = None
-    provenance: str = Field(min_length=1)
-    blocks_negation: bool = False
-
-    @field_validator("cue_tokens")
-    @classmethod
-    def _cue_tokens(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
-        if v is not None and not 0 <= v[0] < v[1]:
-            raise ValueError(f"{list(v)} is not a slice [start, end) with 0 <= start < end")
-        return v
-
-    @field_validator("direction")
-    @classmethod
-    def _direction(cls, v: str) -> str:
-        if v.upper() not in _DIRECTIONS:
-            raise ValueError(f"{v!r} not in {', '.join(_DIRECTIONS)}")
-        return v.upper()
-
-
-class SeverityRule(BaseModel):
-    """A severity word with the value it gives.
-
-    Attributes
-    ----------
-    id : str
-        Stable rule id (``sev.severe``).
-    literal : str
-        The word or phrase (case-insensitive, on word boundaries; a space also
-        matches a hyphen: ``"life threatening"``).
-    value : {"High", "Medium", "Low"}
-        The value (the most frequent one in PHEE train for this word).
-    provenance : str
-    """
-
-    model_config = _FROZEN
-
-    id: str = Field(min_length=1)
-    literal: str = Field(min_length=1)
-    value: Literal["High", "Medium", "Low"]
-    provenance: str = Field(min_length=1)
-
-
-class SeverityLink(BaseModel):
-    """How a severity word outside the Effect may still modify it.
-
-    Attributes
-    ----------
-    id : str
-    position : {"before", "after", "inside"}
-        ``before``: the word precedes the Effect and ``between`` must match the text
-        from the word's end to the Effect's start; ``after``: the word follows and
-        ``between`` must match the text from the Effect's end to the word's start;
-        ``inside``: the word lies inside the Effect span and ``between`` must match
-        the text from the Effect's start to the word's start.
-    between : str
-        A regular expression, matched in full (case-insensitive).
-    provenance : str
-    """
-
-    model_config = _FROZEN
-
-    id: str = Field(min_length=1)
-    position: Literal["before", "after", "inside"]
-    between: str
-    provenance: str = Field(min_length=1)
-
-    @field_validator("between")
-    @classmethod
-    def _regex(cls, v: str) -> str:
-        try:
-            re.compile(v)
-        except re.error as exc:
-            raise ValueError(f"not a regular expression ({exc})") from None
-        return v
-
-
-class ModelTrust(BaseModel):
-    """When a model's cue is kept although no rule scope reaches the event.
-
-    Attributes
-    ----------
-    id : str
-    attribute : {"Negated", "Speculated", "Severity"}
-    when : {"sole_event"}
-        ``sole_event``: the event is the only one predicted for the sentence, so the
-        model's cue has no other event to be about.
-    provenance : str
-    """
-
-    model_config = _FROZEN
-
-    id: str = Field(min_length=1)
-    attribute: Literal["Negated", "Speculated", "Severity"]
-    when: Literal["sole_event"]
-    provenance: str = Field(min_length=1)
-
-
-class AttributeRules(BaseModel):
-    """A validated attribute rule set (see :func:`load_attribute_rules`).
-
-    Attributes
-    ----------
-    id : str
-        Versioned name of the rule set (``pv.attribute_scope.v1``).
-    categories : dict of str to {"Negated", "Speculated"}
-        ConText category → PHEE attribute.
-    terminated_by : dict of str to list of str
-        Category → categories that end its scope (besides TERMINATE rules).
-    context_rules : tuple of ScopeRule
-    severity_rules : tuple of SeverityRule
-    severity_links : tuple of SeverityLink
-    model_trust : tuple of ModelTrust
-        Attributes whose model cues are kept beyond the rule scopes, and when.
-    source : str or None
-        The file the rules were read from.
-    """
-
-    model_config = _FROZEN
-
-    id: str = Field(min_length=1)
-    categories: dict[str, Literal["Negated", "Speculated"]]
-    terminated_by: dict[str, list[str]] = Field(default_factory=dict)
-    context_rules: tuple[ScopeRule, ...]
-    severity_rules: tuple[SeverityRule, ...] = ()
-    severity_links: tuple[SeverityLink, ...] = ()
-    model_trust: tuple[ModelTrust, ...] = ()
-    source: str | None = None
-
-    def fingerprint(self) -> str:
-        """A digest of the rules (the pipeline cache key)."""
-        dump = json.dumps(self.model_dump(exclude={"source"}), sort_keys=True)
-        return hashlib.sha256(dump.encode("utf-8")).hexdigest()
-
-
-def default_rules_path() -> str:
-    """Path of the shipped rule file ``resources/pv/attribute_rules.json``."""
-    return str(resources.files("clinex.resources") / "pv" / "attribute_rules.json")
-
-
-def load_attribute_rules(path: str | Path | None = None) -> AttributeRules:
-    """Read and validate an attribute rule file.
-
-    Parameters
-    ----------
-    path : str or Path, optional
-        A JSON file in the format of ``resources/pv/attribute_rules.json``; default
-        the shipped file.
-
-    Returns
-    -------
-    AttributeRules
-
-    Raises
-    ------
-    InputError
-        The file is missing (or a folder).
-    EncodingError
-        The file is not UTF-8 text (names the line).
-    FormatError
-        Not valid JSON, or a record that does not validate; the message names the
-        file, the record (``context_rules[12]``) and the field, e.g.
-        ``field 'direction': 'FOWARD' not in FORWARD, BACKWARD, ...``; also a rule id
-        used twice, or a cue category missing from ``categories``.
-    """
-    from clinex.io.textfile import read_text
-
-    p = Path(path) if path is not None else Path(default_rules_path())
-    if not p.is_file():
-        raise InputError("attribute rule file not found", path=p)
-    try:  # the shared reader: binary and non-UTF-8 files named with the line
-        data = json.loads(read_text(p))
-    except json.JSONDecodeError as exc:
-        raise FormatError(f"not valid JSON ({exc})", path=p) from None
-    if not isinstance(data, dict):
-        raise FormatError("expected a JSON object", path=p)
-    data = {k: v for k, v in data.items() if not k.startswith("_")}
-    try:
-        rules = AttributeRules.model_validate({**data, "source": str(p)})
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = list(err["loc"])
-        where = loc[0] if loc else "?"
-        if len(loc) > 1 and isinstance(loc[1], int):
-            where = f"{loc[0]}[{loc[1]}]"
-            loc = loc[2:]
-        else:
-            loc = loc[1:]
-        field = ".".join(str(x) for x in loc) or str(where)
-        raise FormatError(f"{where}: field '{field}': {err['msg']}", path=p, field=field) from None
-    ids: set[str] = set()
-    for kind in ("context_rules", "severity_rules", "severity_links", "model_trust"):
-        for i, r in enumerate(getattr(rules, kind)):
-            if r.id in ids:
-                raise FormatError(f"{kind}[{i}]: rule id {r.id!r} used twice", path=p, field="id")
-            ids.add(r.id)
-    for i, r in enumerate(rules.context_rules):
-        if r.direction in ("FORWARD", "BACKWARD", "BIDIRECTIONAL") and r.category not in rules.categories:
-            raise FormatError(
-                f"context_rules[{i}]: field 'category': {r.category!r} not in {', '.join(rules.categories)}",
-                path=p,
-                field="category",
-            )
-    return rules
-
-
-# ---------------------------------------------------------------------------- pipeline
-
-_CACHE_SIZE = 4
-_CACHE: OrderedDict[str, "_Pipeline"] = OrderedDict()
-_LOCK = threading.Lock()
-_DEFAULT: list[AttributeRules] = []
-
-
-class _Pipeline:
-    """A tokenizer, a ConText component and the compiled severity rules of one rule set."""
-
-    def __init__(self, rules: AttributeRules) -> None:
-        from clinex.context_rules import import_medspacy
-
-        import_medspacy()  # first: registers the factories, imports spaCy without probes
-        import spacy
-
-        self.rules = rules
-        #: ids of hedges that are pseudo-negations too (ScopeRule.blocks_negation)
-        self.blocks_negation = frozenset(r.id for r in rules.context_rules if r.blocks_negation)
-        self.nlp: Language = spacy.blank("en")
-        # spaCy's own tokens for ordinary text, linear time on long runs of brackets
-        self.nlp.tokenizer = BoundedTokenizer(self.nlp.tokenizer)
-        self.context = self.nlp.add_pipe(
-            "medspacy_context",
-            config={"rules": None, "input_span_type": "group", "span_group_name": SPAN_GROUP},
-        )
-        dicts = []
-        for r in rules.context_rules:
-            d: dict[str, Any] = {
-                "id": r.id,
-                "literal": r.literal,
-                "category": r.category,
-                "direction": r.direction,
-                "cue_tokens": list(r.cue_tokens) if r.cue_tokens else None,
-            }
-            if r.pattern is not None:
-                d["pattern"] = r.pattern
-            if r.max_scope is not None:
-                d["max_scope"] = r.max_scope
-            elif r.direction == "TERMINATE":
-                # medspaCy 1.3.1 tests scopes with ``tuple_overlaps``, which is False when
-                # one scope contains the other: a terminator's sentence-wide scope never
-                # "overlaps" the shorter scope of a cue with ``max_scope``, so the cue's
-                # scope would run past it. A one-token window around the terminator
-                # starts inside the cue's scope and is seen.
-                d["max_scope"] = 1
-            dicts.append(d)
-        built = build_context_rules(dicts, terminated_by=rules.terminated_by, extra_keys=("id", "cue_tokens"))
-        self.context.add([*built, sentinel_rule()])
-        self.severity = [
-            (r, re.compile(r"(?<!\w)" + re.escape(r.literal).replace(r"\ ", r"[\s-]+") + r"(?![\w-])", re.I))
-            for r in rules.severity_rules
-        ]
-        self.links = [(link, re.compile(link.between, re.I)) for link in rules.severity_links]
-
-
-_BUILD_LOCK = threading.Lock()
-
-
-def _pipeline(rules: AttributeRules) -> _Pipeline:
-    key = rules.fingerprint()
-    with _LOCK:
-        pipe = _CACHE.get(key)
-        if pipe is not None:
-            _CACHE.move_to_end(key)
-            return pipe
-    # one build at a time: a caller that arrives while the same pipeline is being built
-    # (by :func:`warm_up`'s thread) waits for it instead of building a second one
-    with _BUILD_LOCK:
-        with _LOCK:
-            pipe = _CACHE.get(key)
-        if pipe is None:
-            pipe = _Pipeline(rules)
-        with _LOCK:
-            _CACHE[key] = pipe
-            _CACHE.move_to_end(key)
-            while len(_CACHE) > _CACHE_SIZE:
-                _CACHE.popitem(last=False)
-    return pipe
-
-
-def warm_up() -> None:
-    """Build the shipped rule set's pipeline now (spaCy, medspaCy, ConText; about 1 s
-    once per process) instead of on the first sentence; see
-    :func:`clinex.pv.postprocess.warm_up`."""
-    _pipeline(_default_rules())
-
-
-def _default_rules() -> AttributeRules:
-    with _LOCK:
-        if not _DEFAULT:
-            _DEFAULT.append(load_attribute_rules())
-        return _DEFAULT[0]
 
 
 # ---------------------------------------------------------------------------- scope
@@ -657,71 +314,111 @@ def _model_rank(
     return (2, dist) if sole else None
 
 
+class _Sentence:
+    """What the decisions of one sentence share: its ConText modifiers by kind, severity
+    word hits and the rules' ``model_trust`` attributes."""
+
+    __slots__ = ("pipe", "doc", "text", "cues", "pseudo", "terminators", "sev_hits", "sole_trust", "n_events")
+
+    def __init__(self, pipe: _Pipeline, doc: Doc, text: str, mods: Sequence[_Mod], n_events: int) -> None:
+        rules = pipe.rules
+        self.pipe, self.doc, self.text, self.n_events = pipe, doc, text, n_events
+        self.terminators = [m.tok for m in mods if m.direction == "TERMINATE"]
+        # a hedge that holds a negation word ("does not rule out", "cannot be excluded") is a
+        # pseudo-negation too: the model's Negated cue inside it is not a negated event
+        self.pseudo = [m for m in mods if m.direction == "PSEUDO"]
+        self.pseudo += [m for m in mods if m.rule_id in pipe.blocks_negation]
+        self.cues = [m for m in mods if m.category in rules.categories and m.direction not in ("TERMINATE", "PSEUDO")]
+        self.sev_hits = [(r, (m.start(), m.end())) for r, rx in pipe.severity for m in rx.finditer(text)]
+        self.sole_trust = {t.attribute for t in rules.model_trust if t.when == "sole_event"}
+
+
 def _decide(pipe: _Pipeline, text: str, events: Sequence[Event], doc: Doc | None) -> list[Event]:
-    rules = pipe.rules
+    """Each event's attributes decided again (module notes): its model cues that govern it,
+    then rule cues for the scoped attributes and Severity it still lacks."""
     if doc is None:
         # the tokenizer itself: ``make_doc`` refuses texts over 1,000,000 characters
         doc = pipe.nlp.tokenizer(text)
     mods, per_event = _run_context(pipe, doc, events)
-    terminators = [m.tok for m in mods if m.direction == "TERMINATE"]
-    pseudo = [m for m in mods if m.direction == "PSEUDO"]
-    # a hedge that holds a negation word ("does not rule out", "cannot be excluded") is a
-    # pseudo-negation too: the model's Negated cue inside it is not a negated event
-    pseudo += [m for m in mods if m.rule_id in pipe.blocks_negation]
-    cues = [m for m in mods if m.category in rules.categories and m.direction not in ("TERMINATE", "PSEUDO")]
-    sev_hits = [(r, (m.start(), m.end())) for r, rx in pipe.severity for m in rx.finditer(text)]
-    sole_trust = {t.attribute for t in rules.model_trust if t.when == "sole_event"}
-
+    sent = _Sentence(pipe, doc, text, mods, len(events))
     out: list[Event] = []
     for ev, (trig, eff) in zip(events, per_event):
         targets = set(trig) | set(eff)
         anchor = trig[0] if trig else (eff[0] if eff else (0, 0))
         eff_chars = [(f.start, f.end) for a in ev.main("Effect") for f in a.span.fragments]
-        kept: list[Attribute] = []
-        ranked: dict[str, tuple[tuple[int, int], Attribute]] = {}
-        for att in ev.attributes:
-            if att.source is None:
-                att = att.model_copy(update={"source": "model"})
-            if att.cue is None or att.name not in (*_SCOPED, "Severity"):
-                kept.append(att)
-                continue
-            # the sentence's only event: the model's cue has no other event to be about
-            sole = len(events) == 1 and att.name in sole_trust
-            rank = _model_rank(pipe, doc, att, targets, anchor, eff_chars, cues, pseudo, terminators, sole)
-            # PHEE gives an event one cue per attribute (3 of 370 Speculated events in
-            # train have two): keep the best-placed model cue of each attribute.
-            if rank is not None and (att.name not in ranked or rank < ranked[att.name][0]):
-                ranked[att.name] = (rank, att)
-        kept.extend(_rule_value(att, sev_hits) for _, att in ranked.values())
+        kept = _model_attributes(sent, ev, targets, anchor, eff_chars)
         names = {a.name for a in kept}
-        added: list[Attribute] = []
-        for name in _SCOPED:
-            if name in names:
-                continue
-            # ConText never lets a cue modify a target it overlaps; a cue that is the
-            # trigger itself ("... was suspected as the cause of ...") is the event's
-            # cue (12 of 410 Negated/Speculated cues in PHEE train).
-            governing = [
-                m
-                for m in cues
-                if rules.categories[m.category] == name
-                and (m.targets & targets or any(m.tok[0] < t[1] and t[0] < m.tok[1] for t in trig)
-                     or _heads_effect(doc, m, eff))
-            ]
-            if governing:
-                m = min(governing, key=lambda m: (_distance(m.tok, anchor), m.tok[0]))
-                added.append(
-                    Attribute(name=name, value=True, cue=Span.from_offsets(text, m.cue), source=f"rule:{m.rule_id}")
-                )
+        added = _rule_attributes(sent, names, trig, eff, targets, anchor)
         if "Severity" not in names and eff_chars:
-            hits = [(r, c) for r, c in sev_hits if _severity_links(pipe, text, c, eff_chars)]
-            if hits:
-                first = min(s for s, _ in eff_chars)
-                r, c = min(hits, key=lambda h: (abs(h[1][0] - first), h[1][0]))
-                added.append(Attribute(name="Severity", value=r.value, cue=Span.from_offsets(text, c), source=f"rule:{r.id}"))
+            added += _rule_severity(sent, eff_chars)
         attrs = tuple(kept + added)
         out.append(ev if attrs == ev.attributes else ev.model_copy(update={"attributes": attrs}))
     return out
+
+
+def _model_attributes(
+    sent: _Sentence, ev: Event, targets: set[tuple[int, int]], anchor: tuple[int, int],
+    eff_chars: list[tuple[int, int]],
+) -> list[Attribute]:
+    """The event's own attributes that are kept: those without a cue or not decided by
+    scope as they are, and of each scoped attribute and Severity the best-placed model cue
+    that governs the event (:func:`_model_rank`), every one naming its ``source``."""
+    kept: list[Attribute] = []
+    ranked: dict[str, tuple[tuple[int, int], Attribute]] = {}
+    for att in ev.attributes:
+        if att.source is None:
+            att = att.model_copy(update={"source": "model"})
+        if att.cue is None or att.name not in (*_SCOPED, "Severity"):
+            kept.append(att)
+            continue
+        # the sentence's only event: the model's cue has no other event to be about
+        sole = sent.n_events == 1 and att.name in sent.sole_trust
+        rank = _model_rank(sent.pipe, sent.doc, att, targets, anchor, eff_chars, sent.cues, sent.pseudo,
+                           sent.terminators, sole)
+        # PHEE gives an event one cue per attribute (3 of 370 Speculated events in
+        # train have two): keep the best-placed model cue of each attribute.
+        if rank is not None and (att.name not in ranked or rank < ranked[att.name][0]):
+            ranked[att.name] = (rank, att)
+    kept.extend(_rule_value(att, sent.sev_hits) for _, att in ranked.values())
+    return kept
+
+
+def _rule_attributes(
+    sent: _Sentence, names: set[str], trig: list[tuple[int, int]], eff: list[tuple[int, int]],
+    targets: set[tuple[int, int]], anchor: tuple[int, int],
+) -> list[Attribute]:
+    """A rule cue for each scoped attribute the event does not have yet (``names``): the
+    governing cue nearest the trigger, if any."""
+    added: list[Attribute] = []
+    for name in _SCOPED:
+        if name in names:
+            continue
+        # ConText never lets a cue modify a target it overlaps; a cue that is the
+        # trigger itself ("... was suspected as the cause of ...") is the event's
+        # cue (12 of 410 Negated/Speculated cues in PHEE train).
+        governing = [
+            m
+            for m in sent.cues
+            if sent.pipe.rules.categories[m.category] == name
+            and (m.targets & targets or any(m.tok[0] < t[1] and t[0] < m.tok[1] for t in trig)
+                 or _heads_effect(sent.doc, m, eff))
+        ]
+        if governing:
+            m = min(governing, key=lambda m: (_distance(m.tok, anchor), m.tok[0]))
+            added.append(
+                Attribute(name=name, value=True, cue=Span.from_offsets(sent.text, m.cue), source=f"rule:{m.rule_id}")
+            )
+    return added
+
+
+def _rule_severity(sent: _Sentence, eff_chars: list[tuple[int, int]]) -> list[Attribute]:
+    """The Severity of the severity word that modifies the Effect nearest its start, if any."""
+    hits = [(r, c) for r, c in sent.sev_hits if _severity_links(sent.pipe, sent.text, c, eff_chars)]
+    if not hits:
+        return []
+    first = min(s for s, _ in eff_chars)
+    r, c = min(hits, key=lambda h: (abs(h[1][0] - first), h[1][0]))
+    return [Attribute(name="Severity", value=r.value, cue=Span.from_offsets(sent.text, c), source=f"rule:{r.id}")]
 
 
 def _rule_value(att: Attribute, sev_hits: list) -> Attribute:

@@ -111,7 +111,7 @@ def prepare(settings: StepSettings) -> None:
     ``settings.attribute_scope``, and the drug gazetteer (about 0.4 s) when the settings
     have a sentence gate. Without it the first sentence that needs them loads them."""
     if settings.attribute_scope:
-        from clinex.pv.scope import warm_up
+        from clinex.pv.scope_pipeline import warm_up
 
         warm_up()
     if settings.gate is not None:
