@@ -20,14 +20,13 @@ Every model follows :class:`CohortModel`: ``name`` (versioned id), ``screen(pati
 from __future__ import annotations
 
 import copy
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from clinex.cohort.types import Decision, Patient
 from clinex.errors import ModelError
+from clinex.registry import AUTO, ModelKind, Registry
 
 __all__ = [
     "CohortModel", "CohortKind", "REGISTRY", "AUTO", "AUTO_KIND", "model_names", "check_model_name",
@@ -56,36 +55,24 @@ class CohortModel(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class CohortKind:
-    """One cohort model kind: what ``--model NAME`` accepts on every surface.
-
-    Attributes
-    ----------
-    name : str
-        The kind's name (``rules``).
-    factory : callable
-        ``factory(criteria, **options) -> CohortModel``; ``criteria`` as in
-        :func:`clinex.cohort.screen`; ``options`` are kind-specific (none for ``rules``).
-    version : str
-        Versioned id of the kind (``clinex.cohort.rules.v1``), recorded in outputs.
-    description : str
-        One line for help texts.
-    """
-
-    name: str
-    factory: Callable[..., CohortModel]
-    version: str
-    description: str
+CohortKind = ModelKind
+"""A cohort model kind: the one entry shape of every task's registry
+(:class:`clinex.registry.ModelKind`; ``CohortKind(name, factory, version, description)``,
+``factory(criteria, **options) -> CohortModel``)."""
 
 
 def _rules(criteria: Criteria = "n2c2", *, batch_size: int | None = None, **options: Any) -> CohortModel:
-    """The cached engine for ``criteria``; ``batch_size`` (record pieces per ``nlp.pipe``
-    call) gives a shallow copy, so the shared engine is never changed under another caller."""
+    """The fitted engine for ``criteria``; ``batch_size`` (record pieces per ``nlp.pipe``
+    call) gives a shallow copy of the cached one, so the shared engine is never changed
+    under another caller."""
     if options:
         raise ModelError(f"the rules model takes no options but batch_size; got {', '.join(sorted(options))}")
+    if batch_size is None:
+        from clinex.cohort.engine import ScreeningEngine
+
+        return ScreeningEngine([criteria] if isinstance(criteria, (str, Path)) else list(criteria)).fit()
     engine = get_engine(criteria)
-    if batch_size is None or batch_size == engine.batch_size:  # type: ignore[attr-defined]
+    if batch_size == engine.batch_size:  # type: ignore[attr-defined]
         return engine
     if batch_size < 1:
         raise ModelError(f"batch_size must be >= 1; got {batch_size}")
@@ -100,61 +87,39 @@ def _llm(criteria: Criteria = "n2c2", **options: Any) -> CohortModel:
     return make_llm_model(criteria, **options)
 
 
-_ENGINES: OrderedDict[tuple[str, ...], CohortModel] = OrderedDict()
-_MAX_ENGINES = 8
-"""Fitted engines kept (least recently used dropped first): a server screening with
-many criterion files does not grow without bound."""
-
-
 def get_engine(criteria: Criteria = "n2c2") -> CohortModel:
     """The cached, fitted :class:`~clinex.cohort.engine.ScreeningEngine` for ``criteria``.
 
     Criterion files are keyed by path and modification time, so an edited file is
     loaded again; the medspaCy pipeline itself is shared when the phrases are equal.
     """
-    from clinex.cohort.engine import ScreeningEngine
-
-    specs = [criteria] if isinstance(criteria, (str, Path)) else list(criteria)
-    # files are keyed with their modification time: an edited criterion file is reloaded
-    key = tuple(
-        f"{Path(s).resolve()}@{Path(s).stat().st_mtime_ns}" if Path(s).is_file() else str(Path(s).resolve()) if Path(s).exists() else str(s)
-        for s in specs
-    )
-    eng = _ENGINES.get(key)
-    if eng is None:
-        eng = _ENGINES[key] = ScreeningEngine(specs).fit()
-        while len(_ENGINES) > _MAX_ENGINES:
-            _ENGINES.popitem(last=False)
-    else:
-        _ENGINES.move_to_end(key)
-    return eng
+    return REGISTRY.load("rules", criteria)
 
 
-REGISTRY: dict[str, CohortKind] = {
-    "rules": CohortKind(
-        "rules", _rules, "clinex.cohort.rules.v1",
-        "declarative criteria: medspaCy concepts with ConText, labs and time windows (the default)",
-    ),
-    "llm": CohortKind(
-        "llm", _llm, "clinex.cohort.llm.v1",
-        "one prompt per criterion over all notes to an LLM on an OpenAI-compatible server (docs/llm.md)",
-    ),
-}
-"""The one list of cohort model kinds: name -> :class:`CohortKind`."""
+REGISTRY: Registry = Registry("cohort", [
+    ModelKind("rules", _rules, "clinex.cohort.rules.v1",
+              "declarative criteria: medspaCy concepts with ConText, labs and time windows (the default)"),
+    ModelKind("llm", _llm, "clinex.cohort.llm.v1",
+              "one prompt per criterion over all notes to an LLM on an OpenAI-compatible server (docs/llm.md)",
+              cache=False),
+], auto=("rules",), noun="cohort model", cache_size=8)
+"""The one list of cohort model kinds (a :class:`clinex.registry.Registry`): name ->
+:class:`~clinex.registry.ModelKind`. Fitted engines are cached by the registry (eight,
+least recently used dropped first; criterion files keyed by path and modification time,
+so an edited file is loaded again)."""
 
-AUTO = "auto"
-"""The default name; it picks :data:`AUTO_KIND`."""
 AUTO_KIND = "rules"
+"""The kind ``auto`` picks (the first and only kind of ``REGISTRY.auto``)."""
 
 
 def model_names() -> tuple[str, ...]:
     """Every model name the surfaces accept: the registry's kinds and ``auto``."""
-    return (*REGISTRY, AUTO)
+    return REGISTRY.names()
 
 
 def unknown_model_message(name: str) -> str:
     """The one message for a cohort model name no surface knows (CLI, web, batch, API)."""
-    return f"unknown cohort model {name!r}: not one of {', '.join(model_names())}"
+    return REGISTRY.unknown_message(name)
 
 
 def check_model_name(name: str) -> str:
@@ -165,18 +130,17 @@ def check_model_name(name: str) -> str:
     ModelError
         If ``name`` is not in :func:`model_names`.
     """
-    if name not in model_names():
-        raise ModelError(unknown_model_message(name))
-    return AUTO_KIND if name == AUTO else name
+    return REGISTRY.resolve(name)
 
 
-def get_model(name: str = AUTO, criteria: Criteria = "n2c2", **options: Any) -> CohortModel:
-    """The cohort model ``name`` for ``criteria`` (cached by the kind where it can be).
+def get_model(name: str | Path | CohortModel = AUTO, criteria: Criteria = "n2c2", **options: Any) -> CohortModel:
+    """The cohort model ``name`` for ``criteria`` (cached by :data:`REGISTRY`).
 
     Parameters
     ----------
-    name : str, default "auto"
-        A name of :func:`model_names`.
+    name : str, Path or CohortModel, default "auto"
+        A name of :func:`model_names`, or a model object (returned as it is; cohort
+        models are not saved, so a path is an unknown name).
     criteria : str, Path or list of them, default "n2c2"
         The packaged set name, or criterion files / folders.
     **options
@@ -185,6 +149,10 @@ def get_model(name: str = AUTO, criteria: Criteria = "n2c2", **options: Any) -> 
     Raises
     ------
     ModelError
-        Unknown name, or options the kind does not take.
+        Unknown name, options the kind does not take, or options given with a model object.
     """
-    return REGISTRY[check_model_name(name)].factory(criteria, **options)
+    if not isinstance(name, (str, Path)):
+        if options:
+            raise ModelError(f"options ({', '.join(sorted(options))}) are for a model name, not a model object")
+        return name
+    return REGISTRY.load(check_model_name(str(name)), criteria, **options)

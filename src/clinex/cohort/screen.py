@@ -57,7 +57,7 @@ def screen(
     patient: Patient,
     criteria: str | Path | Sequence[str | Path] = "n2c2",
     *,
-    model: str = "auto",
+    model: str | Path | Any = "auto",
     **options: Any,
 ) -> dict[str, Decision]:
     """Decide each criterion for one patient.
@@ -72,10 +72,13 @@ def screen(
         E.g. from :func:`clinex.cohort.formats.n2c2_xml.read_patient`.
     criteria : str, Path or list of them, default "n2c2"
         The packaged set name, or criterion files / folders of your own.
-    model : str, default "auto"
-        A name of :data:`clinex.cohort.models.REGISTRY` (``rules``) or ``auto``.
+    model : str or CohortModel, default "auto"
+        A name of :data:`clinex.cohort.models.REGISTRY` (``rules``) or ``auto``, resolved
+        by the registry (:func:`clinex.cohort.models.get_model`), or a model object with
+        ``screen(patient)``. Cohort models are not saved, so a path is an unknown name.
     **options
-        Options of the model kind (see :func:`clinex.cohort.models.get_model`).
+        Options of the model kind (see :func:`clinex.cohort.models.get_model`); none
+        with a model object.
 
     Returns
     -------

@@ -2,6 +2,9 @@
 
 The pipeline is:
 
+0. the report's structure is computed once
+   (:func:`clinex.rob.evidence.segment.with_structure`): its sections and its evidence
+   segments as ``Document.sentences``, which every evidence model reads;
 1. an evidence model answers the 22 signalling questions (``model.predict(document)``
    returns ``{sq_id: SQAnswer}`` with evidence spans);
 2. the answers are checked (known SQ ids, evidence offsets inside the text), page
@@ -42,6 +45,8 @@ __all__ = [
     "assess_path",
     "load_trial",
     "default_model",
+    "resolve_model",
+    "structured",
     "model_name",
     "decided_sections",
     "decided_outside",
@@ -166,9 +171,9 @@ def _stamp_sections(answers: dict[str, SQAnswer], document: Document) -> dict[st
     """
     if all(ev.section is not None for a in answers.values() for ev in a.evidence):
         return answers
-    from clinex.rob.sections import detect_sections
+    from clinex.rob.evidence.segment import document_sections
 
-    ordered = sorted(document.sections or detect_sections(document), key=lambda s: s.start)
+    ordered = sorted(document_sections(document), key=lambda s: s.start)
     starts = [s.start for s in ordered]
     out = {}
     for q_id, ans in answers.items():
@@ -200,9 +205,39 @@ def _mark_not_asked(answers: dict[str, SQAnswer]) -> dict[str, SQAnswer]:
     return out
 
 
+def resolve_model(model: EvidenceModel | str | Path | None = None) -> Any:
+    """The evidence model ``model`` names: None (``auto``), a registry name, a saved
+    model's path (resolved by :data:`clinex.rob.evidence.REGISTRY`) or a model object
+    (returned as it is).
+
+    Raises
+    ------
+    ModelError
+        Unknown name and no such file, or a model that cannot be loaded.
+    """
+    if model is None:
+        return default_model()
+    if isinstance(model, (str, Path)):
+        return default_model(str(model))
+    return model
+
+
+def structured(document: Document, model: Any = None) -> Document:
+    """``document`` with its sections and the evidence segments ``model`` reads (its
+    ``max_chars``, default 500), computed once (:func:`clinex.rob.evidence.segment.with_structure`)."""
+    try:
+        from clinex.rob.evidence.segment import with_structure
+    except ImportError as exc:  # the evidence package is absent: models segment themselves
+        if not (getattr(exc, "name", "") or "").startswith("clinex"):
+            raise
+        return document
+    max_chars = getattr(model, "max_chars", 500)
+    return with_structure(document, max_chars=max_chars if isinstance(max_chars, int) else 500)
+
+
 def assess(
     document: Document,
-    model: EvidenceModel | None = None,
+    model: EvidenceModel | str | Path | None = None,
     *,
     multiple_some_concerns_high: int | None = None,
 ) -> TrialAssessment:
@@ -212,9 +247,10 @@ def assess(
     ----------
     document : Document
         The trial report (text, optional pages and sections).
-    model : object with ``predict(document) -> dict[str, SQAnswer]``, optional
-        The evidence model; by default :func:`default_model` (``"auto"``). Questions
-        the model leaves out are answered NI with confidence 0.
+    model : str, Path or object with ``predict(document) -> dict[str, SQAnswer]``, optional
+        The evidence model: a name of :data:`clinex.rob.evidence.REGISTRY`, a saved
+        model's path, or a model object (:func:`resolve_model`); by default ``"auto"``.
+        Questions the model leaves out are answered NI with confidence 0.
     multiple_some_concerns_high : int or None, default None
         Passed to :func:`~clinex.rob.algorithm.overall_judgement`: overall High when at
         least this many domains are Some concerns (the guidance's optional judgement);
@@ -252,8 +288,8 @@ def assess(
     >>> [d.risk for d in result.domains], result.overall
     (['Some concerns', 'High', 'High', 'High', 'Some concerns'], 'High')
     """
-    if model is None:
-        model = default_model()
+    model = resolve_model(model)
+    document = structured(document, model)
     answers = _check_answers(model.predict(document), document)
     answers = _mark_not_asked(_stamp_sections(answers, document))
     domains = []
@@ -366,7 +402,8 @@ def decided_outside(
 
 
 def load_trial(path: str | Path) -> Document:
-    """Read a trial report with :func:`clinex.rob.formats.load.load_document`.
+    """Read a trial report with :func:`clinex.rob.formats.load.load_document`, with its
+    RoB structure (:func:`structured`: sections, and the evidence segments as sentences).
 
     ``document.meta["source"]`` is set to the path when the reader did not set it.
 
@@ -390,15 +427,15 @@ def load_trial(path: str | Path) -> Document:
 
         doc = Document(id=p.stem, text=read_text(p))
     else:
-        doc = load_document(p)
+        doc = load_document(p, sentences=False)  # the evidence segments are the sentences
     if "source" not in doc.meta:
         doc = doc.model_copy(update={"meta": {**doc.meta, "source": str(p)}})
-    return doc
+    return structured(doc)
 
 
 def assess_path(
     path: str | Path,
-    model: EvidenceModel | None = None,
+    model: EvidenceModel | str | Path | None = None,
     *,
     multiple_some_concerns_high: int | None = None,
 ) -> TrialAssessment:

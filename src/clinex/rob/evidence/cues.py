@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from clinex.errors import FormatError, InputError, ModelError, SchemaError
 from clinex.io.textfile import parse_yaml
 from clinex.rob.evidence.response import SQ_IDS, answer_from_votes
-from clinex.rob.evidence.segment import normalise_with_offsets, segment_document
+from clinex.rob.evidence.segment import document_segments, normalise_with_offsets
 from clinex.rob.types import Evidence, SQAnswer
 from clinex.text import Document, Span
 
@@ -289,7 +289,8 @@ class CueEvidenceModel:
         ----------
         document : Document
         segments : list of (int, int), optional
-            Precomputed segments (default: :func:`segment_document`).
+            Precomputed segments (default: the document's,
+            :func:`~clinex.rob.evidence.segment.document_segments`).
 
         Returns
         -------
@@ -297,7 +298,7 @@ class CueEvidenceModel:
             In text order, then lexicon order.
         """
         if segments is None:
-            segments = segment_document(document, max_chars=self.max_chars)
+            segments = document_segments(document, max_chars=self.max_chars)
         out: list[CueHit] = []
         for start, end in segments:
             out.extend(CueHit(sq, start, end, rule) for sq, rule in self.asserted_matches(document.text[start:end]))

@@ -135,10 +135,10 @@ class LLMEvidenceModel:
 
     def parts(self, document: Document, budget: int) -> list[tuple[int, int, str]]:
         """``(start, end, label)`` of the parts of ``document`` sent per prompt (see the module docstring)."""
-        from clinex.rob.sections import detect_sections
+        from clinex.rob.evidence.segment import document_sections
 
         text = document.text
-        sections = sorted(document.sections or detect_sections(document), key=lambda s: s.start)
+        sections = sorted(document_sections(document), key=lambda s: s.start)
         pieces: list[tuple[int, int, str]] = []
         pos = 0
         for s in sections:
@@ -240,3 +240,30 @@ class LLMEvidenceModel:
 
         write_atomic(p, json.dumps({"kind": "llm", "version": 1, **opts}, indent=1) + "\n", force=True)
         return p
+
+    @classmethod
+    def load(cls, path: str | Path) -> "LLMEvidenceModel":
+        """Read options written by :meth:`save` (``kind: llm``); the server comes from them,
+        the command line and ``CLINEX_LLM_*``.
+
+        Raises
+        ------
+        ModelError
+            Not a JSON object of kind ``llm``, or holding an ``api_key`` (keys belong in
+            ``CLINEX_LLM_API_KEY``, not in a file).
+        LLMError
+            No server URL or model name configured (``[CLX009]``).
+        """
+        from clinex.errors import ModelError
+
+        p = Path(path)
+        try:
+            meta = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise ModelError("cannot read the model file as a JSON object", path=p) from None
+        if not isinstance(meta, dict) or meta.get("kind") != "llm":
+            raise ModelError("not an llm model file", path=p, field="kind")
+        if "api_key" in meta:
+            raise ModelError("the model file must not hold an API key; set CLINEX_LLM_API_KEY", path=p,
+                             field="api_key")
+        return cls({k: v for k, v in meta.items() if k not in ("kind", "version")})

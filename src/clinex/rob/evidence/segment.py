@@ -13,15 +13,108 @@ heading (:func:`clinex.rob.sections.find_headings`) or a short sub-heading line
 ("Background:" in a structured abstract), and the heading text itself is left
 out of every segment; a segment that is a bare heading line anyway (one at a page
 break: :func:`is_heading_line`) is dropped, except the first (the title). Offsets are always into ``Document.text`` (half-open).
+
+The structure is computed once per report: :func:`with_structure` (called by
+:func:`clinex.rob.assess.assess` and :func:`clinex.rob.assess.load_trial`) fills the
+document's sections (:func:`clinex.rob.formats.structure.add_structure`) and puts the
+segments in ``Document.sentences`` (source :data:`SEGMENT_SOURCE`); every evidence model
+reads them back with :func:`document_segments` and :func:`document_sections`, which
+compute them only for a document that does not carry them.
 """
 
 from __future__ import annotations
 
 import re
 
-from clinex.text import TRIAL_REPORT_RULES, Document, sentence_offsets
+from clinex.text import TRIAL_REPORT_RULES, Document, Span, sentence_offsets
 
-__all__ = ["heading_ranges", "is_heading_line", "normalise", "segment_document"]
+__all__ = [
+    "SEGMENT_SOURCE", "document_sections", "document_segments", "heading_ranges", "is_heading_line",
+    "normalise", "segment_document", "with_structure",
+]
+
+SEGMENT_SOURCE = "clinex.rob.segments.v1"
+"""``source`` of the evidence segments :func:`with_structure` stores as a document's
+sentences (``clinex.rob.segments.v1:<max_chars>``)."""
+
+
+def _segment_source(max_chars: int) -> str:
+    return f"{SEGMENT_SOURCE}:{max_chars}"
+
+
+def with_structure(document: Document, *, max_chars: int = 500) -> Document:
+    r"""The document with its sections and evidence segments, computed once for every model.
+
+    Parameters
+    ----------
+    document : Document
+    max_chars : int, default 500
+        Longest segment (as for :func:`segment_document`; the evidence models' default).
+
+    Returns
+    -------
+    Document
+        Sections as the reader found them, else :func:`clinex.rob.sections.detect_sections`
+        (through :func:`clinex.rob.formats.structure.add_structure`); ``sentences`` the
+        :func:`segment_document` segments (``source`` ``clinex.rob.segments.v1:<max_chars>``),
+        unless they already are. ``document`` itself when nothing was to be done.
+
+    Examples
+    --------
+    >>> doc = with_structure(Document(id="t", text="Methods\nPatients were randomised. Nobody knew."))
+    >>> [s.text for s in doc.sentences], [s.label for s in doc.sections]
+    (['Patients were randomised.', 'Nobody knew.'], ['methods'])
+    >>> document_segments(doc) == segment_document(doc)
+    True
+    """
+    if not document.sections:
+        from clinex.rob.formats.structure import add_structure
+
+        document = add_structure(document, sentences=False, sections=True)
+    if _stored_segments(document, max_chars) is not None:
+        return document
+    text = document.text
+    source = _segment_source(max_chars)
+    spans = tuple(Span.from_offsets(text, (s, e), source=source)
+                  for s, e in segment_document(document, max_chars=max_chars))
+    return document.model_copy(update={"sentences": spans})
+
+
+def _stored_segments(document: Document, max_chars: int) -> list[tuple[int, int]] | None:
+    """The segments :func:`with_structure` stored for ``max_chars``, or None."""
+    source = _segment_source(max_chars)
+    if not document.sentences or any(s.source != source for s in document.sentences):
+        return None
+    return [(s.start, s.end) for s in document.sentences]
+
+
+def document_segments(document: Document, *, max_chars: int = 500) -> list[tuple[int, int]]:
+    """The document's evidence segments: those :func:`with_structure` stored, else computed.
+
+    Parameters
+    ----------
+    document : Document
+    max_chars : int, default 500
+        As for :func:`segment_document`.
+
+    Returns
+    -------
+    list of (int, int)
+        Half-open offsets into ``document.text``, equal to
+        ``segment_document(document, max_chars=max_chars)``.
+    """
+    stored = _stored_segments(document, max_chars)
+    return stored if stored is not None else segment_document(document, max_chars=max_chars)
+
+
+def document_sections(document: Document) -> list[Span]:
+    """The document's sections: its own (a reader's, or :func:`with_structure`'s), else
+    :func:`clinex.rob.sections.detect_sections` now."""
+    if document.sections:
+        return list(document.sections)
+    from clinex.rob.sections import detect_sections
+
+    return detect_sections(document)
 
 
 def segment_document(document: Document, *, max_chars: int = 500) -> list[tuple[int, int]]:

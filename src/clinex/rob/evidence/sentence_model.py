@@ -34,7 +34,7 @@ import numpy as np
 from clinex.errors import FormatError, InputError, ModelError, SchemaError
 from clinex.rob.evidence.cues import CueEvidenceModel
 from clinex.rob.evidence.response import SQ_IDS, answer_from_votes, response_from_label
-from clinex.rob.evidence.segment import normalise, segment_document
+from clinex.rob.evidence.segment import document_segments, normalise
 from clinex.rob.types import Evidence, SQAnswer
 from clinex.text import Document, Span
 
@@ -270,7 +270,7 @@ class SentenceEvidenceModel:
         labels: list[dict[str, list[str]]] = []
         per_doc: list[tuple[Document, list[tuple[int, int]]]] = []
         for doc, doc_spans in zip(documents, spans):
-            segs = segment_document(doc, max_chars=self.max_chars)
+            segs = document_segments(doc, max_chars=self.max_chars)
             per_doc.append((doc, segs))
             seg_texts.extend(normalise(doc.text[s:e]) for s, e in segs)
             labels.extend(segment_labels(segs, doc_spans, min_overlap=self.min_overlap))
@@ -329,7 +329,7 @@ class SentenceEvidenceModel:
             the model never saw.
         """
         self._check_fitted()
-        segs = segment_document(document, max_chars=self.max_chars)
+        segs = document_segments(document, max_chars=self.max_chars)
         P = np.zeros((len(segs), len(SQ_IDS)))
         if not segs:
             return segs, P
@@ -359,7 +359,7 @@ class SentenceEvidenceModel:
             The model is not fitted.
         """
         self._check_fitted()
-        segs = segment_document(document, max_chars=self.max_chars)
+        segs = document_segments(document, max_chars=self.max_chars)
         answers: dict[str, SQAnswer] = {}
         if segs:
             X, cue_of = self._features(document, segs)

@@ -54,7 +54,7 @@ from clinex.rob.evidence.reasoning.facts import (
 from clinex.rob.evidence.reasoning.rules import Context, Decision, decide
 from clinex.rob.evidence.response import SQ_IDS, answer_from_votes, judgement_of
 from clinex.rob.evidence.reading import load_reading_list, reading_evidence
-from clinex.rob.evidence.segment import segment_document
+from clinex.rob.evidence.segment import document_sections, document_segments
 from clinex.rob.schema import fold_response
 from clinex.rob.types import Evidence, SQAnswer
 from clinex.text import Document, Span
@@ -181,15 +181,11 @@ class RulesEvidenceModel:
     # ------------------------------------------------------------------ reading
 
     def _sentences(self, document: Document) -> list[Sentence]:
-        sections = list(document.sections)
-        if not sections:
-            from clinex.rob.sections import detect_sections
-
-            sections = detect_sections(document)
+        sections = document_sections(document)
         starts = [s.start for s in sections]
         out = []
         text = document.text
-        for i, (start, end) in enumerate(segment_document(document, max_chars=self.max_chars)):
+        for i, (start, end) in enumerate(document_segments(document, max_chars=self.max_chars)):
             k = bisect.bisect_right(starts, start) - 1
             label = sections[k].label if k >= 0 and start < sections[k].end + 1 else "front"
             flat = _flat(text[start:end])
@@ -238,35 +234,8 @@ class RulesEvidenceModel:
             evidence NI.
         """
         sentences = self._sentences(document)
-        scope = default_scope()
-        # whose statement is it (issue 22): this trial's own Methods, Results, abstract; the
-        # Introduction, Discussion and Conclusion only point to registration or protocol,
-        # and the Discussion / Conclusion are read last, when nothing else decides
-        data = self.data_
-        other = {s.index for s in sentences if data.about_other_study(s)}
-        # only with a Methods or Results section found, and never a "section" holding most of
-        # the report (a heading missed: an abstract's "Conclusion:" running to the end)
-        late_only = frozenset(
-            x for x in data.pointer_only_sections
-            if any(s.section in ("methods", "results") for s in sentences)
-            and 2 * sum(s.section == x for s in sentences) <= len(sentences))
-        own = [s for s in sentences if s.index not in other and s.section not in late_only]
-        late = [s for s in sentences if s.index not in other
-                and (s.section not in late_only or s.section in data.last_resort_sections)]
-        pointers = frozenset(s.index for s in sentences if s.index not in other)
-        # participant flow is reported in Results (CONSORT 2010 items 13, 16); numbers in the
-        # Methods are plans, eligibility and interim analyses (issue 22 item 4)
-        # Results first (RoBuster placard for 3.1), then the abstract and the rest
-        flow_order = ([s for s in own if s.section == "results"]
-                      + [s for s in own if s.section not in ("methods", "results")])
-        counts = consort_counts(document.text) + [c for s in flow_order for c in find_counts(s.text, s.start)]
-        fl = flow(counts)
-        flow_sents = _covering(sentences, fl.evidence)
-        analysis_sents = _covering(sentences, list(dict.fromkeys(fl.analysis_evidence)))
-        ctx = Context(data, scope, sentences, blinding_statements(data, scope, own), fl,
-                      flow_sents, analysis_sents, own=frozenset(s.index for s in own), pointers=pointers)
-        ctx_late = Context(data, scope, sentences, blinding_statements(data, scope, late), fl, flow_sents,
-                           analysis_sents, ctx.answers, own=frozenset(s.index for s in late), pointers=pointers)
+        own, late, late_only, pointers = self._own_and_late(sentences)
+        ctx, ctx_late = self._contexts(document, sentences, own, late, pointers)
         votes = self._cue_votes(own)
         votes_late = self._cue_votes(late) if late_only else votes
         answers: dict[str, SQAnswer] = {}
@@ -280,6 +249,53 @@ class RulesEvidenceModel:
         if not self.reading:
             return answers
         return self._add_reading(document, sentences, answers, frozenset(s.index for s in own))
+
+    def _own_and_late(
+        self, sentences: list[Sentence]
+    ) -> tuple[list[Sentence], list[Sentence], frozenset[str], frozenset[int]]:
+        """Whose statement each sentence is (issue 22): ``own`` -- this trial's own Methods,
+        Results, abstract; ``late`` -- also the Discussion / Conclusion, read last when nothing
+        else decides; and the sections read only late.
+
+        The Introduction, Discussion and Conclusion only point to registration or protocol; a
+        section is read late only with a Methods or Results section found, and never one
+        holding most of the report (a heading missed: an abstract's "Conclusion:" running to
+        the end). Sentences about another study are in neither list; the indexes of all
+        others come last (the sentences that may point to a registration or protocol).
+        """
+        data = self.data_
+        other = {s.index for s in sentences if data.about_other_study(s)}
+        late_only = frozenset(
+            x for x in data.pointer_only_sections
+            if any(s.section in ("methods", "results") for s in sentences)
+            and 2 * sum(s.section == x for s in sentences) <= len(sentences))
+        own = [s for s in sentences if s.index not in other and s.section not in late_only]
+        late = [s for s in sentences if s.index not in other
+                and (s.section not in late_only or s.section in data.last_resort_sections)]
+        return own, late, late_only, frozenset(s.index for s in sentences if s.index not in other)
+
+    def _contexts(self, document: Document, sentences: list[Sentence], own: list[Sentence],
+                  late: list[Sentence], pointers: frozenset[int]) -> tuple[Context, Context]:
+        """The rules' contexts over the ``own`` and the ``late`` sentences (sharing the
+        participant flow and the answers given so far).
+
+        Participant flow is reported in Results (CONSORT 2010 items 13, 16); numbers in the
+        Methods are plans, eligibility and interim analyses (issue 22 item 4): Results first
+        (RoBuster placard for 3.1), then the abstract and the rest.
+        """
+        data = self.data_
+        scope = default_scope()
+        flow_order = ([s for s in own if s.section == "results"]
+                      + [s for s in own if s.section not in ("methods", "results")])
+        counts = consort_counts(document.text) + [c for s in flow_order for c in find_counts(s.text, s.start)]
+        fl = flow(counts)
+        flow_sents = _covering(sentences, fl.evidence)
+        analysis_sents = _covering(sentences, list(dict.fromkeys(fl.analysis_evidence)))
+        ctx = Context(data, scope, sentences, blinding_statements(data, scope, own), fl,
+                      flow_sents, analysis_sents, own=frozenset(s.index for s in own), pointers=pointers)
+        ctx_late = Context(data, scope, sentences, blinding_statements(data, scope, late), fl, flow_sents,
+                           analysis_sents, ctx.answers, own=frozenset(s.index for s in late), pointers=pointers)
+        return ctx, ctx_late
 
     def _add_reading(self, document: Document, sentences: list[Sentence], answers: dict[str, SQAnswer],
                      own: frozenset[int]) -> dict[str, SQAnswer]:
@@ -299,7 +315,34 @@ class RulesEvidenceModel:
 
     def _answer(self, document: Document, ctx: Context, sq: str, d: Decision | None,
                 votes: list[tuple[Sentence, str, float, str]]) -> SQAnswer:
-        cue_name = self.cues_.name
+        """The answer to ``sq``: the rules' decision ``d`` with its sentences, then cue
+        matches pointing the same way; without a decision, the cue matches' answer."""
+        votes = self._usable_votes(ctx, sq, votes)
+        if d is None:
+            return self._answer_from_cues(document, sq, votes)
+        if d.response == "NA":
+            # not asked: the cue matches are kept for the reader, as assess() keeps evidence
+            return SQAnswer(sq=sq, response="NA", confidence=1.0, evidence=tuple(
+                self._cue_evidence(document, sq, v) for v in self._ranked(sq, votes)[: self.max_evidence]))
+        source = f"{self.name}:{sq}/{d.rule}"
+        cited = [(s, source, d.weight) for s in d.sentences[:1]]
+        cited += [(s, f"{self.name}:{sq}/{rule}", min(d.weight, 0.5)) for s, rule in d.considered]
+        cited += [(s, source, d.weight) for s in d.sentences[1:]]
+        evidence = [self._evidence(document, s, sq, w, src) for s, src, w in cited[: self.max_evidence]]
+        if d.response not in ("NA", "NI"):
+            evidence += self._agreeing_cues(document, sq, d, votes, {s.index for s, _, _ in cited},
+                                            self.max_evidence - len(evidence))
+        response = d.response
+        return SQAnswer(sq=sq, response=response,  # type: ignore[arg-type]
+                        judgement=judgement_of(sq, response) if response not in ("NA", "NI") else None,  # type: ignore[arg-type]
+                        confidence=d.weight, evidence=tuple(evidence))
+
+    def _usable_votes(self, ctx: Context, sq: str,
+                      votes: list[tuple[Sentence, str, float, str]]) -> list[tuple[Sentence, str, float, str]]:
+        """The cue matches that may stand for ``sq``: a blinding SQ's only from statements
+        about its actor (or about nobody, naming blinding) and never about losses; 2.3's
+        only naming a deviation; domain 3's never a sample-size allowance ("allowing for
+        10% drop-out" is no flow, issue 22)."""
         if sq in _BLINDING_ACTOR:
             actors = _BLINDING_ACTOR[sq]
             about = {b.sentence.index for b in ctx.blinding if b.actor in actors}
@@ -310,42 +353,47 @@ class RulesEvidenceModel:
         if sq == "2.3":
             votes = [v for v in votes if _DEVIATION_WORD.search(v[0].text)]
         if sq.startswith("3."):
-            # a sample-size allowance ("allowing for 10% drop-out") is no flow (issue 22)
             votes = [v for v in votes if not PLANNING.search(v[0].text)]
-        if d is None:
-            if not votes:
-                return SQAnswer(sq=sq, response="NI", confidence=0.5)
-            if sq in CLOSED:
-                s, _, w, rid = min(votes, key=lambda v: (self.data_.rank(sq, v[0].section), -v[2], v[0].index))
-                ev = self._evidence(document, s, sq, min(w, 0.5), f"{cue_name}:{sq}/{rid}")
-                return SQAnswer(sq=sq, response="NI", confidence=0.5, evidence=(ev,))
-            ranked = sorted(votes, key=lambda v: (self.data_.rank(sq, v[0].section), -v[2], v[0].index))[: self.max_evidence]
-            evidence = [self._evidence(document, s, sq, w, f"{cue_name}:{sq}/{rid}") for s, _, w, rid in ranked]
-            return answer_from_votes(sq, evidence, [(r, w) for _, r, w, _ in ranked])
-        if d.response == "NA":
-            # not asked: the cue matches are kept for the reader, as assess() keeps evidence
-            ranked = sorted(votes, key=lambda v: (self.data_.rank(sq, v[0].section), -v[2], v[0].index))[: self.max_evidence]
-            return SQAnswer(sq=sq, response="NA", confidence=1.0, evidence=tuple(
-                self._evidence(document, s, sq, w, f"{cue_name}:{sq}/{rid}") for s, _, w, rid in ranked))
-        source = f"{self.name}:{sq}/{d.rule}"
-        cited = [(s, source, d.weight) for s in d.sentences[:1]]
-        cited += [(s, f"{self.name}:{sq}/{rule}", min(d.weight, 0.5)) for s, rule in d.considered]
-        cited += [(s, source, d.weight) for s in d.sentences[1:]]
-        evidence = [self._evidence(document, s, sq, w, src) for s, src, w in cited[: self.max_evidence]]
-        used = {s.index for s, _, _ in cited}
-        if d.response not in ("NA", "NI"):
-            direction = fold_response(d.response)
-            for s, r, w, rid in sorted(votes, key=lambda v: (self.data_.rank(sq, v[0].section), -v[2], v[0].index)):
-                if len(evidence) >= self.max_evidence:
-                    break
-                if s.index in used or r == "NI" or fold_response(r) != direction:
-                    continue
-                used.add(s.index)
-                evidence.append(self._evidence(document, s, sq, min(w, d.weight), f"{cue_name}:{sq}/{rid}"))
-        response = d.response
-        return SQAnswer(sq=sq, response=response,  # type: ignore[arg-type]
-                        judgement=judgement_of(sq, response) if response not in ("NA", "NI") else None,  # type: ignore[arg-type]
-                        confidence=d.weight, evidence=tuple(evidence))
+        return votes
+
+    def _ranked(self, sq: str, votes: list[tuple[Sentence, str, float, str]]) -> list[tuple[Sentence, str, float, str]]:
+        """Cue matches best first: section rank for ``sq``, then weight, then text order."""
+        return sorted(votes, key=lambda v: (self.data_.rank(sq, v[0].section), -v[2], v[0].index))
+
+    def _cue_evidence(self, document: Document, sq: str, vote: tuple[Sentence, str, float, str],
+                      cap: float | None = None) -> Evidence:
+        """The evidence of one cue match (score its weight, at most ``cap``)."""
+        s, _, w, rid = vote
+        return self._evidence(document, s, sq, w if cap is None else min(w, cap), f"{self.cues_.name}:{sq}/{rid}")
+
+    def _answer_from_cues(self, document: Document, sq: str,
+                          votes: list[tuple[Sentence, str, float, str]]) -> SQAnswer:
+        """The answer when no rule decides: NI without cue matches; NI with the best match
+        cited for a closed SQ; else the matches' vote."""
+        if not votes:
+            return SQAnswer(sq=sq, response="NI", confidence=0.5)
+        if sq in CLOSED:
+            best = min(votes, key=lambda v: (self.data_.rank(sq, v[0].section), -v[2], v[0].index))
+            return SQAnswer(sq=sq, response="NI", confidence=0.5, evidence=(self._cue_evidence(document, sq, best, 0.5),))
+        ranked = self._ranked(sq, votes)[: self.max_evidence]
+        evidence = [self._cue_evidence(document, sq, v) for v in ranked]
+        return answer_from_votes(sq, evidence, [(r, w) for _, r, w, _ in ranked])
+
+    def _agreeing_cues(self, document: Document, sq: str, d: Decision,
+                       votes: list[tuple[Sentence, str, float, str]], used: set[int], room: int) -> list[Evidence]:
+        """Up to ``room`` cue matches in sentences not cited yet that point the way the
+        decision does (score at most its weight)."""
+        direction = fold_response(d.response)
+        out: list[Evidence] = []
+        for vote in self._ranked(sq, votes):
+            if len(out) >= room:
+                break
+            s, r = vote[0], vote[1]
+            if s.index in used or r == "NI" or fold_response(r) != direction:
+                continue
+            used.add(s.index)
+            out.append(self._cue_evidence(document, sq, vote, d.weight))
+        return out
 
     @classmethod
     def load(cls, path: str | Path) -> "RulesEvidenceModel":
