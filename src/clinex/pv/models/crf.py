@@ -482,7 +482,7 @@ class CRFModel(SentencePredictions, CRFPersistence):
 
     def predict_one_detailed(self, text: str) -> tuple[list[Event], float]:
         """Events of one sentence and the CRF's own event probability, before attribute
-        scope and the sentence-level decision (:mod:`clinex.pv.postprocess`)."""
+        scope and the sentence-level decision (the pipeline's steps, :mod:`clinex.pv.steps`)."""
         toks, labels, scores, p_event = self.predict_labels(text)
         if not toks:
             return [], 0.0

@@ -7,8 +7,9 @@ transformer extractor in one graph), ``tokenizer.json`` (read with the
 ``tokenizers`` library), the sentence gate (``gate.npz``) and ``model.json``.
 :class:`OnnxExtractor` tokenizes, runs the graph in length-sorted batches and decodes
 with the same code as the torch model (:class:`clinex.pv.models.decoding.TagDecodingMixin`:
-Viterbi, trigger fallback, joint assignment, cue lexicon, the gate and the attribute
-scope rules), so the two kinds give the same events from the same probabilities.
+Viterbi, trigger fallback, joint assignment, cue lexicon; the gate, the attribute scope
+and the other steps after the model are the pipeline's, :mod:`clinex.pv.steps`), so the
+two kinds give the same events from the same probabilities.
 
 Nothing here imports torch or transformers (``tests/pv/test_pv_onnx.py`` checks it).
 

@@ -117,7 +117,7 @@ class TransformerExtractor(TrainingMixin, PredictionMixin, PersistenceMixin):
     event_threshold : float, default 0.0
         The sentence-level event decision (:mod:`clinex.pv.gate`): a sentence whose
         event probability is below this value keeps no event (but confirmed
-        negations, :func:`clinex.pv.postprocess.finish`). The event probability is
+        negations, :mod:`clinex.pv.steps`). The event probability is
         the model's :class:`~clinex.pv.gate.SentenceGate` when it has one, else the
         largest, over its tokens, of ``1 - P(O)`` in the trigger layer. 0 switches
         the decision off. Saved with the model; :func:`train_transformer` (with
@@ -129,11 +129,11 @@ class TransformerExtractor(TrainingMixin, PredictionMixin, PersistenceMixin):
         them one to one); all of them when fewer are given.
     attribute_scope : bool, default True
         Decide Negated / Speculated by cue scope and Severity from the Effect's
-        modifiers (:mod:`clinex.pv.scope`, via :func:`clinex.pv.postprocess.finish`)
+        modifiers (:mod:`clinex.pv.scope`, the pipeline's scope step: :mod:`clinex.pv.steps`)
         after the attribute sources above; False keeps them as they are.
     no_effect_min_prob : float, default 0.0
         An Adverse_event without an Effect argument is kept only if its trigger
-        probability reaches this value (:func:`clinex.pv.postprocess.finish`, step 3);
+        probability reaches this value (:func:`clinex.pv.effect_rules.keep_event`);
         0 keeps them all. The shipped model uses 0.5 (chosen on PHEE dev: with the gate, Trig-C 0.6788 -> 0.6834, main 0.6345 -> 0.6362, sub 0.6938 -> 0.6963, ADE sentence recall 0.963 -> 0.956, held-out negatives given an ADE 29.5 % -> 26.1 %).
     init_heads : str or None, default None
         A ``heads.safetensors`` of a saved model to start the tag layers from (with

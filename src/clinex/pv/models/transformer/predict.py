@@ -3,9 +3,10 @@
 :class:`PredictionMixin` gives :class:`~clinex.pv.models.transformer.TransformerExtractor`
 its torch forward passes; windows, decoding into :class:`~clinex.pv.types.Event`
 objects (trigger fallback, joint-variant assignment, cue-lexicon attributes) and
-:meth:`predict` / :meth:`predict_detailed` / :meth:`predict_ungated` come from
-:class:`clinex.pv.models.decoding.TagDecodingMixin`, the code the ONNX export
-(:mod:`clinex.pv.models.onnx`) shares.
+:meth:`predict_ungated` come from :class:`clinex.pv.models.decoding.TagDecodingMixin`, the
+code the ONNX export (:mod:`clinex.pv.models.onnx`) shares; :meth:`predict` /
+:meth:`predict_detailed` add the pipeline's later steps
+(:class:`clinex.pv.steps.SentencePredictions`).
 """
 
 from __future__ import annotations
