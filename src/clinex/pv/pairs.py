@@ -93,7 +93,20 @@ def record_pairs(record: SentenceEvents) -> list[Pair]:
     events = [ev for ev in record.events if ev.event_type in EVENT_TYPES]
     if not events:
         return []
-    text = record.text
+    acc = _gather(record.text, events)
+    same: dict[tuple[str, str], list[tuple[str, dict]]] = {}
+    for (dkey, rkey, etype), got in acc.items():
+        same.setdefault((dkey, etype), []).append((rkey, got))
+    _spread_challenges(acc, same)
+    _fold_measurements(acc, same)
+    return [_pair(key, got) for key, got in acc.items()]
+
+
+def _gather(text: str, events: list[Event]) -> dict[tuple[str, str, str], dict]:
+    """Each ``(drug key, reaction key, event type)`` of ``events`` with what its events say:
+    the first drug and reaction texts, each event's (negated, speculated) flags, whether
+    any is a dechallenge or rechallenge, whether every drug came from another sentence,
+    and the sentences (offsets into ``text``) of the events; in the order of first event."""
     sentences = [(s.start, s.end) for s in split_sentences(text)] or [(0, len(text))]
     starts = [s for s, _ in sentences]
     _, aliases = drug_mentions(text, sentences, ()) if len(sentences) > 1 else ([], {})
@@ -120,20 +133,26 @@ def record_pairs(record: SentenceEvents) -> list[Pair]:
                 got["rechallenge"] |= "Rechallenge" in names
                 got["across"] &= drug.from_sentence is not None
                 got["evidence"].add(sentence)
-    # a challenge stated of part of a reaction, or of more ("the rash resolved" after "a
-    # generalized rash") is that reaction's challenge too
-    same: dict[tuple[str, str], list[tuple[str, dict]]] = {}
-    for (dkey, rkey, etype), got in acc.items():
-        same.setdefault((dkey, etype), []).append((rkey, got))
+    return acc
+
+
+def _spread_challenges(acc: dict, same: dict) -> None:
+    """A challenge stated of part of a reaction, or of more ("the rash resolved" after "a
+    generalized rash"), is that reaction's challenge too: set on the pairs of ``acc`` in
+    place (``same``: the pairs of each drug and event type)."""
     for (dkey, rkey, etype), got in list(acc.items()):
         if got["dechallenge"] or got["rechallenge"]:
             for r2, other in same[(dkey, etype)]:
                 if r2 != rkey and (r2 in rkey or rkey in r2):
                     other["dechallenge"] |= got["dechallenge"]
                     other["rechallenge"] |= got["rechallenge"]
-    # "The drug was withdrawn and the neutrophil count recovered": a recovery stated of a
-    # measurement (count, level, function) is the dechallenge of the drug's reaction named
-    # before, not a reaction of its own (WHO-UMC: the reaction abates on withdrawal)
+
+
+def _fold_measurements(acc: dict, same: dict) -> None:
+    """"The drug was withdrawn and the neutrophil count recovered": a recovery stated of a
+    measurement (count, level, function) is the dechallenge of the drug's reaction named
+    before, not a reaction of its own (WHO-UMC: the reaction abates on withdrawal). Its
+    flags and evidence go to the drug's other reactions and it leaves ``acc`` (in place)."""
     for (dkey, rkey, etype), got in list(acc.items()):
         if (got["dechallenge"] or got["rechallenge"]) and _MEASURE.search(rkey):
             others = [o for r2, o in same[(dkey, etype)] if r2 != rkey and not _MEASURE.search(r2)]
@@ -143,15 +162,18 @@ def record_pairs(record: SentenceEvents) -> list[Pair]:
                     other["rechallenge"] |= got["rechallenge"]
                     other["evidence"] |= got["evidence"]
                 del acc[(dkey, rkey, etype)]
-    out = []
-    for (dkey, rkey, etype), got in acc.items():
-        flags = got["flags"]
-        negated = all(n for n, _ in flags)
-        asserted = [s for n, s in flags if not n] or [s for _, s in flags]
-        out.append(Pair(
-            drug=dkey, drug_text=got["drug_text"], reaction=rkey, reaction_text=got["reaction_text"],
-            event_type=etype, negated=negated, speculated=all(asserted),
-            dechallenge=got["dechallenge"], rechallenge=got["rechallenge"],
-            across_sentences=got["across"], evidence=tuple(sorted(got["evidence"])),
-        ))
-    return out
+
+
+def _pair(key: tuple[str, str, str], got: dict) -> Pair:
+    """The :class:`Pair` of one key of :func:`_gather`: negated when every event is,
+    speculated when every asserted one (or, with none asserted, every one) is."""
+    dkey, rkey, etype = key
+    flags = got["flags"]
+    negated = all(n for n, _ in flags)
+    asserted = [s for n, s in flags if not n] or [s for _, s in flags]
+    return Pair(
+        drug=dkey, drug_text=got["drug_text"], reaction=rkey, reaction_text=got["reaction_text"],
+        event_type=etype, negated=negated, speculated=all(asserted),
+        dechallenge=got["dechallenge"], rechallenge=got["rechallenge"],
+        across_sentences=got["across"], evidence=tuple(sorted(got["evidence"])),
+    )
