@@ -53,7 +53,7 @@ References
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from clinex.pv.links import drug_spans, retyped
@@ -354,16 +354,61 @@ def _generic_reference(text: str, cue: tuple[int, int]) -> bool:
 
 
 def _apply(text: str, ev: Event, ch: Challenge, drug: tuple[int, int]) -> Event:
-    name = ch.rule.attribute
+    """``ev`` as the Adverse_event of the challenge ``ch`` of the drug at ``drug``: other
+    drugs started or given for the reaction dropped, Treatment and Effect cut as PHEE
+    annotates them, the reaction taken from a Disorder that is the outcome's subject, and
+    the challenge attribute added unless the event has it already."""
     ev = retyped(ev, "Adverse_event")
     others = [d for d in drug_spans(ev) if d != drug and _started(text, d)]
 
     def other(a: Argument) -> bool:
-        return any(s <= a.span.start and a.span.end <= e for s, e in others) or any(
-            a.span.start <= s and e <= a.span.end and not (a.span.start <= drug[0] and drug[1] <= a.span.end)
-            for s, e in others
-        )
+        return _of_other_drug(a, drug, others)
 
+    args = _cut_arguments(text, ev, ch, drug, others, other)
+    subs = {role: [x for x in vals if not (role == "Treatment" and other(x))] for role, vals in ev.sub_arguments.items()}
+    args += _disorder_effects(text, subs, ch, args)
+    effects = [a for a in args if a.role == "Effect"]
+    # the reaction is no indication of its own drug
+    subs = {role: [x for x in vals if not (x.role == "Disorder" and any(
+        e.span.overlaps(x.span.start, x.span.end) for e in effects))] for role, vals in subs.items()}
+    combos = _kept_combinations(ev, other)
+    attrs = list(ev.attributes)
+    name = ch.rule.attribute
+    if ev.attribute(name) is None:  # the first (nearest) cue of a sentence stays
+        attrs.append(Attribute(name=name, value=True, cue=Span.from_offsets(text, ch.cue), source=f"rule:{ch.rule.id}"))
+    return ev.model_copy(update={
+        "arguments": tuple(sorted(args, key=lambda a: (a.span.start, a.span.end))),
+        "sub_arguments": {role: tuple(vals) for role, vals in subs.items() if vals},
+        "combinations": tuple(combos),
+        "attributes": tuple(attrs),
+    })
+
+
+def _of_other_drug(a: Argument, drug: tuple[int, int], others: list[tuple[int, int]]) -> bool:
+    """True when ``a`` lies inside one of the ``others`` drugs, or holds one without
+    holding the challenged ``drug``."""
+    return any(s <= a.span.start and a.span.end <= e for s, e in others) or any(
+        a.span.start <= s and e <= a.span.end and not (a.span.start <= drug[0] and drug[1] <= a.span.end)
+        for s, e in others
+    )
+
+
+def _kept_combinations(ev: Event, other: Callable[[Argument], bool]) -> list:
+    """The combinations of ``ev`` without the drugs of ``other``; one left with fewer
+    than two drugs is dropped."""
+    combos = []
+    for c in ev.combinations:
+        drugs = tuple(x for x in c.drugs if not other(x))
+        if len(drugs) >= 2:
+            combos.append(c if drugs == c.drugs else c.model_copy(update={"drugs": drugs}))
+    return combos
+
+
+def _cut_arguments(text: str, ev: Event, ch: Challenge, drug: tuple[int, int],
+                   others: list[tuple[int, int]], other: Callable[[Argument], bool]) -> list[Argument]:
+    """The main arguments of ``ev`` kept for the challenge: Treatments of another drug
+    (``other``) left out, Treatments and Effects cut (:func:`_cut_treatment`,
+    :func:`_cut_effect`), in their order."""
     times = [x for x in ev.sub_arguments.get("Treatment", ()) if x.role in ("Time_elapsed", "Duration")]
     args: list[Argument] = []
     for a in ev.arguments:
@@ -374,31 +419,21 @@ def _apply(text: str, ev: Event, ch: Challenge, drug: tuple[int, int]) -> Event:
         elif a.role == "Effect":
             a = _cut_effect(text, a)
         args.append(a)
-    subs = {role: [x for x in vals if not (role == "Treatment" and other(x))] for role, vals in ev.sub_arguments.items()}
-    # the subject of "resolved" tagged as the drug's indication (a PTE's Disorder) is the reaction
+    return args
+
+
+def _disorder_effects(text: str, subs: dict[str, list[Argument]], ch: Challenge,
+                      args: list[Argument]) -> list[Argument]:
+    """The subject of "resolved" tagged as the drug's indication (a PTE's Disorder in
+    ``subs``) is the reaction: the Effects to add, one per such Disorder that no Effect
+    of ``args`` (nor one added before it) overlaps."""
+    added: list[Argument] = []
     for x in list(subs.get("Treatment", ())):
         if x.role == "Disorder" and _subject_of(text, x, ch.outcome) and not any(
-                a.role == "Effect" and a.span.overlaps(x.span.start, x.span.end) for a in args):
-            args.append(_cut_effect(text, Argument(role="Effect", span=Span.from_offsets(
+                a.role == "Effect" and a.span.overlaps(x.span.start, x.span.end) for a in args + added):
+            added.append(_cut_effect(text, Argument(role="Effect", span=Span.from_offsets(
                 text, x.span.offsets(), label="Effect"))))
-    effects = [a for a in args if a.role == "Effect"]
-    # the reaction is no indication of its own drug
-    subs = {role: [x for x in vals if not (x.role == "Disorder" and any(
-        e.span.overlaps(x.span.start, x.span.end) for e in effects))] for role, vals in subs.items()}
-    combos = []
-    for c in ev.combinations:
-        drugs = tuple(x for x in c.drugs if not other(x))
-        if len(drugs) >= 2:
-            combos.append(c if drugs == c.drugs else c.model_copy(update={"drugs": drugs}))
-    attrs = list(ev.attributes)
-    if ev.attribute(name) is None:  # the first (nearest) cue of a sentence stays
-        attrs.append(Attribute(name=name, value=True, cue=Span.from_offsets(text, ch.cue), source=f"rule:{ch.rule.id}"))
-    return ev.model_copy(update={
-        "arguments": tuple(sorted(args, key=lambda a: (a.span.start, a.span.end))),
-        "sub_arguments": {role: tuple(vals) for role, vals in subs.items() if vals},
-        "combinations": tuple(combos),
-        "attributes": tuple(attrs),
-    })
+    return added
 
 
 def _started(text: str, drug: tuple[int, int]) -> bool:
