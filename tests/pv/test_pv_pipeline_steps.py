@@ -273,4 +273,4 @@ def test_every_model_kind_declares_how_it_reads_records() -> None:
 
     assert (CRFModel.reads_whole_records, TagDecodingMixin.reads_whole_records, LLMExtractor.reads_whole_records) == (
         False, False, True)
-    assert all(callable(getattr(k, "predict_records")) for k in (CRFModel, TagDecodingMixin, LLMExtractor))
+    assert all(callable(k.predict_records) for k in (CRFModel, TagDecodingMixin, LLMExtractor))
