@@ -3,7 +3,8 @@
 :func:`summarize_run` reads a finished run folder (``manifest.json`` with status ``done``,
 ``results.parquet``) and writes ``pairs.csv``, ``pairs.parquet`` and ``pairs.html``
 (one self-contained page: :mod:`clinex.pv.summary_html`). The counting is done by DuckDB
-over the events of the results' ``phee_json`` column:
+over the events of the results' ``phee_json`` column (the drug and reaction names:
+:mod:`clinex.pv.summary_names`):
 
 * **Which events count.** ``Adverse_event`` (ADE) and ``Potential_therapeutic_event``
   (PTE). A negated event ("No hepatotoxicity was observed", :func:`clinex.pv.counts.is_negated_event`)
@@ -58,20 +59,27 @@ saying so.
 from __future__ import annotations
 
 import bisect
-import functools
 import json
-import re
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from clinex.errors import ClinexError, FormatError, InputError
 from clinex.io.atomic import atomic_path, write_atomic
 from clinex.pv.counts import is_negated_event, is_speculated_event
 from clinex.pv.run_folder import check_pv_run
 from clinex.pv.run_folder import sql_str as _sql_str
+from clinex.pv.summary_names import (
+    REFERRING,
+    SPELLING,
+    DrugName,
+    _collapse,
+    normalize_drug,
+    reaction_base,
+    reaction_forms,
+)
 from clinex.pv.types import Argument, Event
 from clinex.text import Span, sentence_offsets
 
@@ -130,134 +138,9 @@ PAIR_COLUMNS: dict[str, str] = {
     "examples_json": "VARCHAR",
 }
 
-#: British -> American spellings of reaction names (regular expression, replacement), applied in order.
-SPELLING: tuple[tuple[str, str], ...] = (
-    (r"haem", "hem"),            # haemorrhage, haematoma, haemolytic
-    (r"oedem", "edem"),          # oedema, oedematous
-    (r"aemi(?=a|c)", "emi"),     # anaemia, hypokalaemia, leukaemia, ischaemic
-    (r"oesophag", "esophag"),    # oesophagitis
-    (r"rrhoea", "rrhea"),        # diarrhoea, amenorrhoea
-    (r"anaesth", "anesth"),      # anaesthesia
-    (r"isation\b", "ization"),   # hospitalisation
-)
-_SPELLING = tuple((re.compile(p), r) for p, r in SPELLING)
-
-#: A Treatment that only refers to a drug named elsewhere ("the drug", "this medication"):
-#: no drug name of its own.
-REFERRING = re.compile(
-    r"(?:the|this|that|these|those|such|said|its|their)(?:\s+(?:same|offending|suspected|causative|study))?"
-    r"\s+(?:drugs?|medications?|medicines?|agents?|compounds?|treatments?|therap(?:y|ies)|regimens?)",
-    re.I,
-)
-
-_ARTICLE = re.compile(r"^(?:a|an|the)\s+")
 _EVENT_TYPES = {"Adverse_event": "ade", "Potential_therapeutic_event": "pte"}
 _NEEDED = ("id", "source", "text", "phee_json", "meta_json")
 _ROWS_PER_FETCH = 1024
-
-
-# --------------------------------------------------------------------------- names
-
-
-class DrugName(NamedTuple):
-    """A drug's normalised name (:func:`normalize_drug`) and the gazetteer's ids, if it knows it."""
-
-    key: str
-    drugbank_id: str | None = None
-    mesh_tree: str | None = None
-
-
-def _collapse(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
-@functools.lru_cache(maxsize=65536)
-def normalize_drug(text: str) -> DrugName:
-    """The normalised name of a drug mention (module notes).
-
-    Parameters
-    ----------
-    text : str
-        The drug as written ("Clozapine", "Tylenol", "intravenous clonidine").
-
-    Returns
-    -------
-    DrugName
-        ``key``: the gazetteer's canonical name in lower case when it knows the whole text
-        or finds a specific drug in it, else the text case-folded with its white space
-        collapsed; ``drugbank_id`` / ``mesh_tree`` (the drug's own first MeSH tree number; the gazetteer's
-        ``mesh_id`` is a pharmacological-action class, not the drug's descriptor) when the gazetteer gives them.
-
-    Raises
-    ------
-    ModelError
-        If the ``drug-named-entity-recognition`` package (the gazetteer's data) is missing.
-
-    Examples
-    --------
-    >>> normalize_drug("Tylenol").key, normalize_drug("  Study  Drug X ").key
-    ('acetaminophen', 'study drug x')
-    """
-    from clinex.pv.normalise import drug_entry
-
-    entry = drug_entry(text)  # the one normalisation rule of every PV output
-    if entry is None:
-        return DrugName(_collapse(text))
-    return DrugName(str(entry["name"]).lower(), entry["drugbank_id"], entry["mesh_tree"])
-
-
-def reaction_base(text: str) -> str:
-    """A reaction's name before the run-wide plural step (module notes, :data:`SPELLING`).
-
-    Examples
-    --------
-    >>> reaction_base("  The   Haemorrhage."), reaction_base("Peripheral oedema"), reaction_base("Anaemia")
-    ('hemorrhage', 'peripheral edema', 'anemia')
-    """
-    s = _collapse(text).strip(".,;: ")
-    s = _ARTICLE.sub("", s)
-    for pattern, repl in _SPELLING:
-        s = pattern.sub(repl, s)
-    return s
-
-
-def _singulars(phrase: str) -> Iterator[str]:
-    head, _, last = phrase.rpartition(" ")
-    stem = head + " " if head else ""
-    if len(last) > 4 and last.endswith("ies"):
-        yield stem + last[:-3] + "y"
-    if len(last) > 3 and last.endswith("es"):
-        yield stem + last[:-2]
-    if len(last) > 2 and last.endswith("s") and not last.endswith("ss"):
-        yield stem + last[:-1]
-
-
-def reaction_forms(names: Iterable[str]) -> dict[str, str]:
-    """The plural step: each name whose last word's singular is also among ``names`` -> that singular.
-
-    Parameters
-    ----------
-    names : iterable of str
-        The :func:`reaction_base` names of a run.
-
-    Returns
-    -------
-    dict of str to str
-        Only the names that change.
-
-    Examples
-    --------
-    >>> reaction_forms(["seizures", "seizure", "rashes", "rash", "arrhythmias", "diabetes", "abscess"])
-    {'rashes': 'rash', 'seizures': 'seizure'}
-    """
-    seen = set(names)
-    out: dict[str, str] = {}
-    for name in sorted(seen):
-        for singular in _singulars(name):
-            if singular in seen and singular != name:
-                out[name] = singular
-                break
-    return out
 
 
 # --------------------------------------------------------------------------- the run folder
