@@ -171,12 +171,53 @@ def export_onnx(
     if quantize not in (None, "int8"):
         raise ModelError(f"quantize must be None or 'int8'; got {quantize!r}", field="quantize")
     try:
-        import torch
+        import torch  # noqa: F401  (checked here: every step below needs it)
     except ModuleNotFoundError:
         raise ModelError("exporting needs torch; install it with: pip install 'clinex[train]'") from None
+    model_dir, out = Path(model_dir), Path(out)
+    model, tok_file, meta = _load_joint(model_dir)
+    model.net_.to("cpu").float().eval()
+    enc = model.net_.encoder
+    if hasattr(enc, "set_attn_implementation"):
+        enc.set_attn_implementation("eager")  # plain MatMul/Softmax attention in the graph
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        fp32 = Path(tmp) / "model.fp32.onnx"
+        _trace(model, fp32, opset)
+        if fuse:
+            fused = Path(tmp) / "model.fused.onnx"
+            _fuse(fp32, fused, enc.config)
+            fp32 = fused
+        stored = _store_graph(fp32, out / "model.onnx", quantize, half_storage)
+    shutil.copyfile(tok_file, out / "tokenizer.json")
+    gate = meta.get("gate")
+    if gate is not None:
+        shutil.copyfile(model_dir / gate["file"], out / gate["file"])
+    graph = {
+        "file": "model.onnx",
+        "inputs": ["input_ids", "attention_mask"],
+        "outputs": list(OUTPUTS),
+        "quantization": quantize or "none",
+        "weights_stored_as": stored,
+        "fused": bool(fuse),
+        "opset": opset,
+    }
+    from clinex.io.atomic import write_atomic
+
+    write_atomic(out / "model.json", json.dumps(_onnx_meta(model, meta, graph), indent=2) + "\n", force=True)
+    return out
+
+
+def _load_joint(model_dir: Path) -> tuple[Any, Path, dict[str, Any]]:
+    """The transformer model of ``model_dir``, its ``tokenizer.json`` and its ``model.json``.
+
+    Raises
+    ------
+    ModelError
+        The variant is not ``joint``, or the encoder folder has no ``tokenizer.json``.
+    """
     from clinex.pv.models.transformer.model import TransformerExtractor
 
-    model_dir, out = Path(model_dir), Path(out)
     model = TransformerExtractor.load(model_dir)
     if model.variant != "joint":
         raise ModelError(
@@ -189,80 +230,74 @@ def export_onnx(
     if not tok_file.is_file():
         raise ModelError("the encoder folder has no tokenizer.json (a fast tokenizer is needed)", path=tok_file)
     meta = json.loads((model_dir / "model.json").read_text(encoding="utf-8"))
+    return model, tok_file, meta
 
-    model.net_.to("cpu").float().eval()
-    enc = model.net_.encoder
-    if hasattr(enc, "set_attn_implementation"):
-        enc.set_attn_implementation("eager")  # plain MatMul/Softmax attention in the graph
+
+def _trace(model: Any, dst: Path, opset: int) -> None:
+    """Trace the float32 graph of ``model`` (:func:`_graph_module`) to the ONNX file ``dst``:
+    both inputs and every output with dynamic batch and token axes."""
+    import torch
+
     graph = _graph_module(model)
     ids = torch.tensor([[101, 1996, 5776, 2018, 1037, 23438, 1012, 102]] * 2, dtype=torch.long)
     mask = torch.ones_like(ids)
     mask[1, -2:] = 0
-    out.mkdir(parents=True, exist_ok=True)
     axes = {"input_ids": {0: "batch", 1: "tokens"}, "attention_mask": {0: "batch", 1: "tokens"}}
     axes.update({name: {0: "batch", 1: "tokens"} for name in OUTPUTS})
-    with tempfile.TemporaryDirectory() as tmp:
-        fp32 = Path(tmp) / "model.fp32.onnx"
-        with torch.inference_mode(), warnings.catch_warnings():
-            # The tracer notes that Python branches on tensor shapes become constants;
-            # the one in transformers' mask code compares the mask's length with the
-            # input's, equal for every input of this graph, and the advanced-indexing
-            # note concerns negative indices, which the graph never uses.
-            warnings.simplefilter("ignore", torch.jit.TracerWarning)
-            warnings.filterwarnings("ignore", message="Exporting aten::index operator", category=UserWarning)
-            torch.onnx.export(
-                graph,
-                (ids, mask),
-                str(fp32),
-                input_names=["input_ids", "attention_mask"],
-                output_names=list(OUTPUTS),
-                dynamic_axes=axes,
-                opset_version=opset,
-                do_constant_folding=True,
-                dynamo=False,
-            )
-        if fuse:
-            fused = Path(tmp) / "model.fused.onnx"
-            _fuse(fp32, fused, enc.config)
-            fp32 = fused
-        target = out / "model.onnx"
-        if quantize == "int8":
-            from onnxruntime.quantization import QuantType, quantize_dynamic
+    with torch.inference_mode(), warnings.catch_warnings():
+        # The tracer notes that Python branches on tensor shapes become constants;
+        # the one in transformers' mask code compares the mask's length with the
+        # input's, equal for every input of this graph, and the advanced-indexing
+        # note concerns negative indices, which the graph never uses.
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        warnings.filterwarnings("ignore", message="Exporting aten::index operator", category=UserWarning)
+        torch.onnx.export(
+            graph,
+            (ids, mask),
+            str(dst),
+            input_names=["input_ids", "attention_mask"],
+            output_names=list(OUTPUTS),
+            dynamic_axes=axes,
+            opset_version=opset,
+            do_constant_folding=True,
+            dynamo=False,
+        )
 
-            quantize_dynamic(
-                str(fp32), str(target), weight_type=QuantType.QInt8,
-                extra_options={"DefaultTensorType": 1},  # 1 = FLOAT: types of the fused contrib ops' outputs
-            )
-            stored = "int8"
-        elif half_storage:
-            stored = "float16" if _store_half(fp32, target) else "float32"
-        else:
-            shutil.copyfile(fp32, target)
-            stored = "float32"
-    shutil.copyfile(tok_file, out / "tokenizer.json")
-    gate = meta.get("gate")
-    if gate is not None:
-        shutil.copyfile(model_dir / gate["file"], out / gate["file"])
+
+def _store_graph(src: Path, target: Path, quantize: str | None, half_storage: bool) -> str:
+    """Write the float32 graph ``src`` to ``target``: int8-quantised, with float16
+    storage (:func:`_store_half`) or as it is; returns how its weights are stored
+    (``"int8"``, ``"float16"`` or ``"float32"``)."""
+    if quantize == "int8":
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        quantize_dynamic(
+            str(src), str(target), weight_type=QuantType.QInt8,
+            extra_options={"DefaultTensorType": 1},  # 1 = FLOAT: types of the fused contrib ops' outputs
+        )
+        return "int8"
+    if half_storage:
+        return "float16" if _store_half(src, target) else "float32"
+    shutil.copyfile(src, target)
+    return "float32"
+
+
+def _onnx_meta(model: Any, meta: dict[str, Any], graph: dict[str, Any]) -> dict[str, Any]:
+    """The ``model.json`` of the ONNX folder: the ``graph`` entry, the tokenizer's, and
+    what the decoding reads of the transformer's ``meta`` (layers, decoding parameters,
+    gate, calibration, cue lexicon) with where it came from."""
     params = meta.get("params", {})
     max_positions = getattr(model, "max_positions_", None)
     pad_id = int(model.tokenizer_.pad_token_id or 0)
-    onnx_meta = {
+    return {
         "kind": "onnx",
         "name": ONNX_NAME,
         "format_version": ONNX_FORMAT_VERSION,
-        "graph": {
-            "file": "model.onnx",
-            "inputs": ["input_ids", "attention_mask"],
-            "outputs": list(OUTPUTS),
-            "quantization": quantize or "none",
-            "weights_stored_as": stored,
-            "fused": bool(fuse),
-            "opset": opset,
-        },
+        "graph": graph,
         "tokenizer": {"file": "tokenizer.json", "pad_id": pad_id, "max_positions": max_positions},
         "layers": meta["layers"],
         "params": {k: params[k] for k in _DECODE_PARAMS if k in params},
-        "gate": gate,
+        "gate": meta.get("gate"),
         "calibration": meta.get("calibration"),
         "attribute_lexicon": meta.get("attribute_lexicon"),
         "exported_from": {
@@ -272,10 +307,6 @@ def export_onnx(
             "train_minutes": meta.get("train_minutes"),
         },
     }
-    from clinex.io.atomic import write_atomic
-
-    write_atomic(out / "model.json", json.dumps(onnx_meta, indent=2) + "\n", force=True)
-    return out
 
 
 def train_onnx(
