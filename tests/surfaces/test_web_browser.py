@@ -278,7 +278,7 @@ def test_rob_view_reports_plot_and_downloads(page, server: str, tmp_path: Path) 
     from clinex.rob.assess import assess
     from clinex.rob.evidence import load_evidence_model
     from clinex.rob.report import render_html
-    from clinex.web.app import _rob_load
+    from clinex.web.tasks import rob_load as _rob_load
 
     pg = page
     pdf = _trial_pdf(tmp_path / "alpha.pdf")

@@ -9,7 +9,9 @@ in ``pyproject.toml``):
   :data:`COLUMNS`), :func:`resolve_model`, :func:`resolve_criteria`;
 - the command line: :func:`count_patients`, :func:`screen_paths`;
 - every surface: :func:`check_model_name` (registry names only, for a web client),
-  :func:`read_patient`, :func:`screen` and :func:`model_version`.
+  :func:`read_patient`, :func:`screen` and :func:`model_version`;
+- the web page and its downloads: :func:`read_notes`, :func:`decisions_to_dict`,
+  :func:`date_warning`, :func:`write_decisions`.
 
 The model of a run is :class:`clinex.surface.Settings` ``.model``: ``--model``, else
 ``$CLINEX_COHORT_MODEL``, else ``auto``.
@@ -28,7 +30,8 @@ from clinex.surface import Item, ItemError, TaskSurface, cached_model
 
 __all__ = [
     "COLUMNS", "SURFACE", "model_names", "check_model_name", "model_version", "read_patient", "screen", "expand",
-    "process", "resolve_model", "resolve_criteria", "count_patients", "screen_paths",
+    "process", "resolve_model", "resolve_criteria", "count_patients", "screen_paths", "read_notes",
+    "decisions_to_dict", "date_warning", "write_decisions",
 ]
 
 COLUMNS: dict[str, str] = {
@@ -196,3 +199,35 @@ def screen_paths(*args: Any, **kwargs: Any) -> int:
     from clinex.cohort.screen import screen_paths as run
 
     return run(*args, **kwargs)
+
+
+# --------------------------------------------------------------------------- the web page and its downloads
+
+
+def read_notes(folder: str | Path, patient_id: str | None = None) -> Any:
+    """One patient of a folder of dated ``.txt`` notes
+    (:func:`clinex.cohort.formats.notes_folder.read_notes_folder`)."""
+    from clinex.cohort.formats.notes_folder import read_notes_folder
+
+    return read_notes_folder(folder, patient_id=patient_id)
+
+
+def decisions_to_dict(decisions: Any) -> dict[str, Any]:
+    """Decisions as JSON (:func:`clinex.cohort.screen.decisions_to_dict`)."""
+    from clinex.cohort.screen import decisions_to_dict as as_dict
+
+    return as_dict(decisions)
+
+
+def date_warning(patient: Any) -> str | None:
+    """The warning about a patient's record dates, or None (:func:`clinex.cohort.screen.date_warning`)."""
+    from clinex.cohort.screen import date_warning as warning
+
+    return warning(patient)
+
+
+def write_decisions(results: Sequence[Any], out: Path) -> Any:
+    """Write decisions as ``clinex cohort screen -o`` does (:func:`clinex.cohort.screen.write_decisions`)."""
+    from clinex.cohort.screen import write_decisions as write
+
+    return write(results, out)

@@ -10,8 +10,12 @@ surfaces reach the task through this module only; import contract ``surfaces`` i
 - the command line: :func:`read_input` (text, stdin, a file: plain text, JSON lines or
   PubMed/MEDLINE, sniffed by :func:`sniff_kind`), :func:`screen_records`,
   :func:`extract_batches`, :func:`check_outputs`, :func:`write_output`;
+  (these live in :mod:`clinex.pv.surface_io`, importable from here);
 - every surface: :func:`load`, :func:`check_model_name` (registry names only, for a web
-  client), :func:`extract` and :func:`extract_text`.
+  client), :func:`extract` and :func:`extract_text`;
+- the web page and its downloads: :func:`event_counts`, :func:`to_phee_dict`,
+  :func:`record_pairs`, :func:`drug_entries` (the drug gazetteer), :func:`phee_json_bytes`,
+  :func:`brat_zip`.
 
 The model of a run is :class:`clinex.surface.Settings` ``.model``: ``--model``, else
 ``$CLINEX_PV_MODEL``, else ``auto``.
@@ -20,12 +24,25 @@ The model of a run is :class:`clinex.surface.Settings` ``.model``: ``--model``, 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from clinex.errors import ClinexError, InputError, ModelError
+from clinex.errors import ClinexError, ModelError
+from clinex.pv.surface_io import (
+    ExtractInput,
+    check_outputs,
+    extract_batches,
+    medline_records,
+    read_input,
+    records_from_text,
+    screen_records,
+    sniff_kind,
+    write_output,
+)
 from clinex.io.jsonl import JSONL_SUFFIXES, is_jsonl
 from clinex.pv.counts import COUNT_COLUMNS, event_counts
 from clinex.pv.models import model_names
@@ -36,7 +53,7 @@ __all__ = [
     "COLUMNS", "SUFFIXES", "SURFACE", "RECORDS_PER_CALL", "ExtractInput", "model_names", "check_model_name",
     "load", "model_id", "extract", "extract_text", "expand", "process", "resolve_model", "drug_screen", "records_from_text",
     "medline_records", "sniff_kind", "read_input", "screen_records", "extract_batches", "check_outputs",
-    "write_output",
+    "write_output", "event_counts", "jsonl_records", "to_phee_dict", "record_pairs", "drug_entries", "phee_json_bytes", "brat_zip",
 ]
 
 SUFFIXES = (*JSONL_SUFFIXES, ".txt", ".xml", ".xml.gz")
@@ -102,6 +119,13 @@ def extract_text(text: str, model: Any, *, name: str, split: bool = True) -> tup
     from clinex.pv.pipeline import extract_text_sentences
 
     return extract_text_sentences(text, model=model, record_id=name, split=split)
+
+
+def jsonl_records(data: bytes, **options: Any) -> Iterator[Any]:
+    """The records of JSON-lines bytes (:func:`clinex.pv.pipeline.jsonl_records`)."""
+    from clinex.pv.pipeline import jsonl_records as records
+
+    return records(data, **options)
 
 
 def resolve_model(spec: str, criteria: Sequence[str] = ()) -> tuple[str, dict[str, str]]:
@@ -277,13 +301,22 @@ def _item_text(item: Item) -> str:
 # --------------------------------------------------------------------------- drug screen
 
 
-def _gazetteer_keys(text: str) -> set[str]:
-    """Canonical names (lower case) of the gazetteer drugs in ``text`` (any synonym)."""
+def drug_entries(text: str) -> list[dict[str, Any]]:
+    """The drug gazetteer's entries of the drugs ``text`` names, in order
+    (:func:`clinex.pv.gazetteer.find_drugs` on the tokens of :func:`clinex.pv.features.tokenize`);
+    ``[]`` for text without tokens."""
     from clinex.pv.features import tokenize
     from clinex.pv.gazetteer import find_drugs
 
     words = [text[s:e] for s, e in tokenize(text)]
-    return {str(rec["name"]).lower() for rec, _, _ in find_drugs(words) if rec.get("name")}
+    if not words:
+        return []
+    return [rec for rec, _, _ in find_drugs(words)]
+
+
+def _gazetteer_keys(text: str) -> set[str]:
+    """Canonical names (lower case) of the gazetteer drugs in ``text`` (any synonym)."""
+    return {str(rec["name"]).lower() for rec in drug_entries(text) if rec.get("name")}
 
 
 def _gazetteer_name_keys(name: str) -> set[str]:
@@ -323,275 +356,54 @@ SURFACE = TaskSurface("pv", COLUMNS, expand, process, resolve_model=resolve_mode
 """The PV task in ``clinex batch`` (:func:`clinex.surface.get_surface`)."""
 
 
-# --------------------------------------------------------------------------- clinex pv extract
+# --------------------------------------------------------------------------- the web page and its downloads
 
 
+def to_phee_dict(item: Any) -> dict[str, Any]:
+    """One record's events in the PHEE JSON schema (:func:`clinex.pv.formats.phee_json.to_phee_dict`)."""
+    from clinex.pv.formats.phee_json import to_phee_dict as as_phee
 
-@dataclass
-class ExtractInput:
-    """What ``clinex pv extract`` read: records, where plain-text sentences start, the input file.
-
-    Attributes
-    ----------
-    records : list of (str, str)
-        ``(id, text)`` per record.
-    offsets : list of int or None
-        Plain text: each sentence record's start in the text; else None.
-    in_file : Path or None
-        The input file (None: TEXT, stdin or ``--example``).
-    kind : {"text", "jsonl", "medline"}
-    n_read : int
-        Records read (before a ``--drug`` screen).
-    """
-
-    records: list[tuple[str, str]]
-    offsets: list[int] | None = None
-    in_file: Path | None = None
-    kind: str = "text"
-    n_read: int = 0
+    return as_phee(item)
 
 
-def records_from_text(text: str, name: str, path: str | None = None) -> tuple[list[tuple[str, str]], list[int]]:
-    """Plain text -> records and their offsets in ``text``: :func:`clinex.pv.pipeline.text_records`
-    (ids ``NAME_1``...)."""
-    from clinex.pv.pipeline import text_records
+def record_pairs(item: Any) -> list[Any]:
+    """A record's drug -> reaction pairs (:func:`clinex.pv.pairs.record_pairs`)."""
+    from clinex.pv.pairs import record_pairs as pairs
 
-    pieces = text_records(text, name, path)
-    return [(rid, sent) for rid, sent, _ in pieces], [start for _, _, start in pieces]
+    return pairs(item)
 
 
-def medline_records(source, label: str, strict: bool, note) -> list[tuple[str, str]]:  # noqa: ANN001
-    """(PMID, title + " " + abstract) of each citation of a PubMed/MEDLINE file (clinex.io.medline).
-
-    Bad citations go to ``note`` (or raise with ``strict``). A file-level error (truncated gzip,
-    not well formed, unsafe XML) is raised when no citation came before it or with ``strict``;
-    otherwise it goes to ``note`` too and the citations before it are kept (exit 1).
-    """
-    from clinex.io.limits import MAX_PV_TEXT_CHARS
-    from clinex.io.medline import iter_medline
-
-    records: list[tuple[str, str]] = []
-    try:
-        for c in iter_medline(source, path=label, errors="raise" if strict else "skip", on_error=note,
-                              max_chars=MAX_PV_TEXT_CHARS):
-            records.append((c.pmid, c.text))
-    except ClinexError as exc:
-        if strict or not records:
-            raise
-        note(exc)
-    return records
-
-
-def sniff_kind(in_file: Path | None, data: bytes | None) -> tuple[str, bytes | None]:
-    """The kind of an input (``--input-format auto``) and its bytes if they had to be read.
-
-    ``.jsonl``/``.json``/``.ndjson`` (:func:`clinex.io.jsonl.is_jsonl`) is JSON lines; a
-    MEDLINE name, gzip data or a ``<PubmedArticleSet>`` root is MEDLINE (sniffed, not only
-    named); else content starting with ``{`` is JSON lines, anything else plain text.
-    ``data`` is stdin's bytes (``in_file`` None), or None for a file not read yet.
-    """
-    from clinex.io.medline import is_gzip, is_medline_file, looks_like_medline
-
-    if is_jsonl(in_file):
-        return "jsonl", data
-    if is_medline_file(in_file) if data is None else is_gzip(data[:2]) or looks_like_medline(data[:4096]):
-        return "medline", data
-    if data is None:
-        data = in_file.read_bytes()
-    return ("jsonl" if is_jsonl(None, data) else "text"), data
-
-
-def _open_input(text: str | None, input_path: str | None) -> tuple[bytes | None, Path | None, str, str]:
-    """(stdin's bytes or None, the input file or None, record name, label) of TEXT '-' or --input."""
-    import sys
-
-    if text == "-" or input_path == "-":
-        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
-        return data, None, "stdin", "<stdin>"
-    in_file = Path(input_path)
-    if in_file.is_dir():
-        raise InputError("is a folder; give a file (plain text, JSON lines or PubMed/MEDLINE XML)", path=in_file)
-    if not in_file.is_file():
-        raise InputError("no such file", path=in_file)
-    return None, in_file, in_file.stem, str(in_file)
-
-
-def read_input(text: str | None, input_path: str | None, example: bool, input_format: str, strict: bool,
-               note: Callable[[Exception], None], warn: Callable[[str], None]) -> ExtractInput:
-    """The records of ``clinex pv extract``'s input: ``--example``, TEXT, stdin or ``--input``.
-
-    Parameters
-    ----------
-    text, input_path : str or None
-        TEXT and ``--input`` (``-``: standard input).
-    example : bool
-        The bundled example sentence.
-    input_format : {"auto", "text", "jsonl", "medline"}
-    strict : bool
-        Stop at the first bad JSON line or citation.
-    note : callable
-        Called with each bad line or citation (skipped).
-    warn : callable
-        Called with each warning line (no citations, no records, blank text).
-
-    Raises
-    ------
-    InputError
-        A folder or missing file; no usable line or citation.
-    EncodingError
-        Plain text that is binary or not UTF-8.
-    """
-    if example:
-        from clinex.pv.examples import example as _example
-
-        return _read([_example(0)])
-    if text is not None and text != "-":
-        return _read(*records_from_text(text, "text"))
-    data, in_file, name, label = _open_input(text, input_path)
-    kind = input_format
-    if kind == "auto":
-        kind, data = sniff_kind(in_file, data)
-    if kind == "medline":
-        return _read_medline(data, in_file, label, strict, note, warn)
-    if data is None:
-        data = in_file.read_bytes()
-    if kind == "jsonl":
-        return _read_jsonl(data, in_file, label, strict, note, warn)
-    from clinex.io.textfile import decode_text
-
-    decoded = decode_text(data, path=label)
-    records, offsets = records_from_text(decoded, name, label)
-    if not decoded.strip():  # still one empty record (the one rule for blank text), but say so
-        warn(f"warning: {label}: no text ({len(data)} bytes); one record with no events")
-    return _read(records, offsets, in_file, "text")
-
-
-def _read(records: list[tuple[str, str]], offsets: list[int] | None = None, in_file: Path | None = None,
-          kind: str = "text") -> ExtractInput:
-    """An :class:`ExtractInput` of records read."""
-    return ExtractInput(records, offsets, in_file, kind, len(records))
-
-
-def _read_medline(data: bytes | None, in_file: Path | None, label: str, strict: bool,
-                  note: Callable[[Exception], None], warn: Callable[[str], None]) -> ExtractInput:
-    """A PubMed/MEDLINE input, streamed from the file: a baseline file is never read whole."""
-    import io
-
-    bad: list[Exception] = []
-
-    def counted(exc: Exception) -> None:
-        bad.append(exc)
-        note(exc)
-
-    records = medline_records(in_file if data is None else io.BytesIO(data), label, strict, counted)
-    if bad and not records:
-        raise InputError(f"no usable citation ({len(bad)} bad citations)", path=label)
-    if not records:
-        warn(f"warning: {label}: no citations (an empty <PubmedArticleSet>)")
-    return _read(records, None, in_file, "medline")
-
-
-def _read_jsonl(data: bytes, in_file: Path | None, label: str, strict: bool,
-                note: Callable[[Exception], None], warn: Callable[[str], None]) -> ExtractInput:
-    """A JSON-lines input: one record per line (a record over MAX_PV_TEXT_CHARS is a bad line too)."""
-    from clinex.pv.pipeline import jsonl_records
-
-    bad: list[Exception] = []
-
-    def counted(exc: Exception) -> None:
-        bad.append(exc)
-        note(exc)
-
-    records = [(r.id, r.text) for r in jsonl_records(data, path=label, errors="raise" if strict else "skip",
-                                                     on_error=counted)]
-    if bad and not records:
-        raise InputError(f"no usable line ({len(bad)} bad lines)", path=label)
-    if not records:
-        warn(f"warning: {label}: no records (empty JSON lines input)")
-    return _read(records, None, in_file, "jsonl")
-
-
-def screen_records(read: ExtractInput, screen: Any, warn: Callable[[str], None]) -> None:
-    """Keep only the records that mention one of ``screen``'s drugs (``--drug``); say so."""
-    for unknown in screen.unknown:
-        warn(f"warning: --drug {unknown!r} is not in the drug gazetteer; matched as written only")
-    keep = [k for k, (_, t) in enumerate(read.records) if screen.match(t)]
-    n_all = len(read.records)
-    read.records = [read.records[k] for k in keep]
-    read.offsets = None if read.offsets is None else [read.offsets[k] for k in keep]
-    warn(f"--drug: {n_all - len(read.records)} of {n_all} records screened out "
-         f"(no mention of {', '.join(screen.terms[:5])}{', ...' if len(screen.terms) > 5 else ''})")
-
-
-def check_outputs(output: Path | None, fmt: str, force: bool, read: ExtractInput) -> None:
-    """Refuse an output that is the input file, or that exists without ``force``.
-
-    Raises
-    ------
-    InputError
-        Naming the output file (or the first brat file) that would be overwritten.
-    """
-    if output is None or str(output) == "-":
-        return
-    if read.in_file is not None and output.exists() and output.resolve() == read.in_file.resolve():
-        raise InputError("--output is the input file; refusing to overwrite it", path=output)
-    if fmt == "phee" and output.exists() and not force:
-        raise InputError("output file exists; pass --force to replace it", path=output)
-    if fmt == "brat" and not force:
-        for rid, _ in read.records:
-            for suffix in (".txt", ".ann"):
-                if (output / f"{rid}{suffix}").exists():
-                    raise InputError("file exists; pass --force to replace it", path=output / f"{rid}{suffix}")
-
-
-def extract_batches(read: ExtractInput, model: Any, batch_size: int, min_trigger_prob: float,
-                    advance: Callable[[int], None]) -> tuple[list[Any], list[Exception]]:
-    """Events of every record, one batched model call per ``batch_size`` records.
-
-    Returns
-    -------
-    (list of SentenceEvents, list of Exception)
-        The records' events, and the records the model failed on (an LLM call).
-
-    Raises
-    ------
-    ClinexError
-        Every non-blank record failed (server down, wrong model): the first failure.
-    """
-    from clinex.pv.pipeline import extract_records
-
-    items: list[Any] = []
-    failed: list[Exception] = []
-    records, offsets = read.records, read.offsets
-    for b in range(0, len(records), batch_size):
-        part = records[b : b + batch_size]
-        items += extract_records(part, model=model, min_trigger_prob=min_trigger_prob,
-                                 on_error=lambda _rid, exc: failed.append(exc),
-                                 offsets=None if offsets is None else offsets[b : b + batch_size])
-        advance(len(part))
-    if failed and len(failed) == sum(1 for _, t in records if t.strip()):
-        raise failed[0]  # nothing extracted at all: exit 2, no output
-    return items, failed
-
-
-def write_output(items: list[Any], output: Path, fmt: str, force: bool, warn: Callable[[str], None]) -> None:
-    """Write the records' events to an ``--output`` file (PHEE JSON lines) or folder (brat).
-
-    Raises
-    ------
-    InputError
-        The folder or file cannot be written.
-    """
-    if fmt == "brat":
-        from clinex.pv.formats.brat import write_brat
-
-        try:
-            output.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InputError(f"cannot create the output folder ({exc.strerror})", path=output) from None
-        for item in items:
-            write_brat(item, output, overwrite=force, on_warning=lambda msg: warn(f"warning: {msg}"))
-        return
+def phee_json_bytes(items: list[Any]) -> bytes:
+    """The PHEE JSON lines ``clinex pv extract -o x.json`` writes for ``items``
+    (:func:`clinex.pv.formats.phee_json.write_phee_json`)."""
     from clinex.pv.formats.phee_json import write_phee_json
 
-    write_phee_json(items, output, overwrite=force)
+    folder = Path(tempfile.mkdtemp(prefix="clinex-pv-"))
+    try:
+        out = folder / "out.json"
+        write_phee_json(items, out)
+        return out.read_bytes()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def brat_zip(items: list[Any]) -> bytes:
+    """A zip of the brat ``.txt``/``.ann`` pairs ``clinex pv extract --format brat`` writes
+    (:func:`clinex.pv.formats.brat.write_brat`), name order, and ``WARNINGS.txt`` when the
+    writer warned."""
+    from clinex.pv.formats.brat import write_brat
+
+    folder = Path(tempfile.mkdtemp(prefix="clinex-pv-"))
+    try:
+        notes: list[str] = []
+        for item in items:
+            write_brat(item, folder / "brat", on_warning=notes.append)
+        buf = folder / "brat.zip"
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            for p in sorted((folder / "brat").iterdir()):
+                z.write(p, p.name)
+            if notes:
+                z.writestr("WARNINGS.txt", "\n".join(notes) + "\n")
+        return buf.read_bytes()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

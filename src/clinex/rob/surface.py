@@ -9,7 +9,9 @@ surfaces reach the task through this module only; import contract ``surfaces`` i
   question of :data:`COLUMNS`), :func:`resolve_model`;
 - the command line: :func:`expand_inputs` (folders as their report files);
 - every surface: :func:`check_model_name` (registry names only, for a web client),
-  :func:`load_model`, :func:`load_trial` and :func:`assess`.
+  :func:`load_model`, :func:`load_trial` and :func:`assess`;
+- the web page and its downloads: :func:`assessments_from_json`, :func:`render_html`,
+  :func:`write_json`, :func:`plot_traffic_light`, :func:`write_robvis`.
 
 The model of a run is :class:`clinex.surface.Settings` ``.model``: ``--model``, else
 ``$CLINEX_ROB_MODEL``, else ``auto``.
@@ -22,13 +24,14 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from clinex.errors import ClinexError, ModelError
+from clinex.errors import ClinexError, InputError, ModelError, SchemaError
 from clinex.rob.evidence import AUTO_KIND, model_names
 from clinex.surface import Item, ItemError, TaskSurface, cached_model, folder_files
 
 __all__ = [
     "COLUMNS", "SUFFIXES", "SURFACE", "AUTO_KIND", "model_names", "check_model_name", "load_model", "load_trial",
-    "assess", "expand", "process", "resolve_model", "expand_inputs",
+    "assess", "expand", "process", "resolve_model", "expand_inputs", "assessments_from_json", "render_html",
+    "write_json", "plot_traffic_light", "write_robvis",
 ]
 
 SUFFIXES = (".pdf", ".txt", ".xml", ".html", ".htm")
@@ -168,3 +171,64 @@ def expand_inputs(inputs: Sequence[str], skipped: Callable[[str, str], None]) ->
             else:
                 files.append(str(p))
     return files, failed
+
+
+# --------------------------------------------------------------------------- the web page and its downloads
+
+
+def assessments_from_json(raw: list[dict[str, Any]]) -> list[Any]:
+    """Assessments as ``/api/rob/assess`` returns them, validated as
+    :class:`clinex.rob.types.TrialAssessment`.
+
+    Raises
+    ------
+    InputError
+        No assessment (``field`` ``assessments``).
+    SchemaError
+        One that does not validate: its number, the field and the problem.
+    """
+    from pydantic import ValidationError
+
+    from clinex.rob.types import TrialAssessment
+
+    if not raw:
+        raise InputError("no assessments", field="assessments")
+    out = []
+    for k, a in enumerate(raw):
+        try:
+            out.append(TrialAssessment.model_validate(a))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            raise SchemaError(f"assessment {k + 1}: {where}: {first.get('msg', 'invalid')}",
+                              field="assessments") from None
+    return out
+
+
+def render_html(result: Any, document: Any) -> str:
+    """The HTML report ``clinex rob assess`` writes (:func:`clinex.rob.report.render_html`)."""
+    from clinex.rob.report import render_html as render
+
+    return render(result, document)
+
+
+def write_json(result: Any, path: Path) -> Path:
+    """Write the ``.rob.json`` file ``clinex rob assess`` writes (:func:`clinex.rob.report.write_json`)."""
+    from clinex.rob.report import write_json as write
+
+    return write(result, path)
+
+
+def plot_traffic_light(results: Sequence[Any], path: Path, **options: Any) -> Any:
+    """The traffic-light plot of ``results`` (:func:`clinex.rob.plot.plot_traffic_light`)."""
+    from clinex.rob.plot import plot_traffic_light as plot
+
+    return plot(results, path, **options)
+
+
+def write_robvis(results: Sequence[Any], labels: Sequence[str], path: Path) -> Path:
+    """The robvis CSV of ``results`` (:func:`clinex.rob.robvis.robvis_rows`,
+    :func:`clinex.rob.robvis.write_robvis_csv`)."""
+    from clinex.rob.robvis import robvis_rows, write_robvis_csv
+
+    return write_robvis_csv(robvis_rows(results, labels), path)

@@ -105,39 +105,54 @@ The limits come from :func:`create_app`'s arguments, else from the environment
 seconds, ``CLINEX_WEB_BODY_MIN_RATE`` bytes/s, ``CLINEX_WEB_ALLOWED_HOSTS``; and
 ``CLINEX_WEB_HEADER_TIMEOUT`` seconds for ``clinex serve``), so ``clinex serve`` can be
 tuned without code; docs/batch-and-web.md ("Web limits and errors") lists them.
+
+Model choice follows the one settings rule of every surface (:class:`clinex.surface.Settings`):
+the request's ``model`` (query or body field) when given (a registry name only: a web client
+must not name server paths), else the server's ``CLINEX_<TASK>_MODEL``, else ``auto``.
+
+This module is generic (routes, errors, the guard); the task work runs in
+:mod:`clinex.web.tasks`, which reaches each task through its surface adapter
+(``clinex.<task>.surface``); uploads are named, stored and sniffed by :mod:`clinex.web.uploads`.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import sys
 import tempfile
-import threading
-import zipfile
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import FastAPI, Query, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, Field, field_validator
-from starlette.exceptions import HTTPException
-from starlette.requests import ClientDisconnect
 
 from clinex import __version__
-from clinex.errors import ClinexError, FormatError, InputError, ModelError, SchemaError
+from clinex.cohort import surface as cohort
+from clinex.errors import ClinexError
 from clinex.io import limits
-from clinex.web.guard import BodyDeadline, BodyTimedOut, BodyTooLarge, Guard, Pool, TimedOut
-from clinex.web.guard import File as _File
-from clinex.web.guard import error as _error
+from clinex.pv import surface as pv
+from clinex.rob import surface as rob
+from clinex.surface import Settings
+from clinex.web.guard import BodyDeadline, Guard, Pool
 from clinex.web.guard import setting as _setting
+from clinex.web.errors import add_error_handlers
 from clinex.web.security import Security
+from clinex.web.tasks import cohort_patient_work as _cohort_patient_work
+from clinex.web.tasks import cohort_work as _cohort_work
+from clinex.web.tasks import criteria_folders
+from clinex.web.tasks import pv_upload_work as _pv_upload_work
+from clinex.web.tasks import pv_work as _pv_work
+from clinex.web.tasks import rob_json_work as _rob_json_work
+from clinex.web.tasks import rob_plot_work as _rob_plot_work
+from clinex.web.tasks import rob_report_work as _rob_report_work
+from clinex.web.tasks import rob_robvis_work as _rob_robvis_work
+from clinex.web.tasks import rob_work as _rob_work
+from clinex.web.uploads import display_name, renamed, scrub, sniff, upload
 
 __all__ = ["create_app"]
 
@@ -146,10 +161,9 @@ _WORKERS = min(4, os.cpu_count() or 1)  # threads running task work at once
 _QUEUE = 64  # task requests admitted beyond the running ones (issue 14: 50 concurrent clients get in)
 _TIMEOUT = 300  # seconds of work per task request; a 300-page PDF takes well under this
 _PER_CLIENT = 16  # task requests admitted at once from one peer address (see create_app)
-_MAX_DISK_NAME = 200  # bytes of a temporary file's name (file systems allow 255)
-_MAX_NAME = 255  # characters of the uploaded name kept for messages and ``source``
 _PVFormat = Literal["phee", "brat", "csv"]  # downloads of PV results
 _CohortFormat = Literal["xml", "json", "csv"]  # downloads of cohort results
+
 
 
 def _pv_text_schema(schema: dict[str, Any]) -> None:
@@ -171,432 +185,44 @@ class PVRequest(BaseModel):
     @classmethod
     def _not_too_long(cls, text: str) -> str:
         if len(text) > limits.MAX_PV_TEXT_CHARS:
-            from clinex.pv.pipeline import text_records
-
-            text_records(text, "text")  # raises the pipeline's FormatError before any splitting
+            pv.records_from_text(text, "text")  # raises the pipeline's FormatError before any splitting
         return text
 
 
-# ----------------------------------------------------------------------------- uploads
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,10}$")
+# ----------------------------------------------------------------------------- model choice
 
-
-def _display_name(filename: str) -> str:
-    """The uploaded name as messages and ``source`` show it: its last path component,
-    without control characters, valid UTF-8, at most 255 characters (suffix kept)."""
-    name = re.split(r"[/\\]", filename)[-1]
-    name = _CONTROL.sub("", name).encode("utf-8", "replace").decode("utf-8").strip()
-    if name in {"", ".", ".."}:
-        raise InputError("filename must name a file", field="filename")
-    if len(name) > _MAX_NAME:
-        m = _SUFFIX.search(name)
-        suffix = m.group(0) if m else ""
-        name = name[: _MAX_NAME - len(suffix)] + suffix
-    return name
+#: The one model-name check of each task (its surface's registry names; a web client must not probe server paths).
+_CHECKS: dict[str, Callable[[str], None]] = {
+    "pv": pv.check_model_name, "rob": rob.check_model_name, "cohort": cohort.check_model_name,
+}
+_check_pv_model = pv.check_model_name  # the names earlier code and tests use
+_check_rob_model = rob.check_model_name
+_check_cohort_model = cohort.check_model_name
 
 
-def _disk_name(display: str) -> str:
-    """The temporary file's name: the display name if it fits, else ``upload`` with its
-    suffix (the readers choose by suffix; n2c2 patient ids are the stem)."""
-    try:
-        if len(os.fsencode(display)) <= _MAX_DISK_NAME and not display.startswith("-"):
-            return display
-    except UnicodeError:
-        pass
-    m = _SUFFIX.search(display)
-    return "upload" + (m.group(0) if m else "")
-
-
-async def _upload(request: Request, folder: Path, display: str) -> Path:
-    """Stream the body into ``folder`` (the size limit is enforced by :class:`clinex.web.guard.Guard`)."""
-    path = folder / _disk_name(display)
-    with path.open("wb") as out:
-        async for chunk in request.stream():
-            out.write(chunk)
-    return path
-
-
-def _renamed(exc: ClinexError, folder: Path, display: str) -> ClinexError:
-    """The same error, naming the uploaded file instead of the server's temporary copy."""
-    where = str(folder)
-    if exc.path is not None and exc.path.startswith(where):
-        exc.path = display
-    if where in exc.message:
-        exc.message = exc.message.replace(where + os.sep, "").replace(where, "")
-    return exc
-
-
-def _scrub(exc: ClinexError, folders: list[Path]) -> ClinexError:
-    """The same error without the server's folders: paths under them keep only their
-    file name (a criterion file's content-hash folder goes too)."""
-    for folder in folders:
-        pattern = re.compile(re.escape(str(folder)) + r"(?:[/\\](?:[0-9a-f]{32}|patient))?[/\\]?")
-        if exc.path is not None:
-            exc.path = pattern.sub("", exc.path)
-        exc.message = pattern.sub("", exc.message)
-    return exc
-
-
-def _check_pv_model(name: str) -> None:
-    """Only the registry's model names (:data:`clinex.pv.models.REGISTRY`): a web client
-    must not probe server paths."""
-    from clinex.pv.models import model_names, unknown_model_message
-
-    if name not in model_names():
-        raise ModelError(unknown_model_message(name, folders=False), field="model")
-
-
-def _check_cohort_model(name: str) -> None:
-    """Only the registry's cohort model names (:data:`clinex.cohort.models.REGISTRY`)."""
-    from clinex.cohort.models import model_names, unknown_model_message
-
-    if name not in model_names():
-        raise ModelError(unknown_model_message(name), field="model")
-
-
-def _check_rob_model(name: str) -> None:
-    """Only the registry's evidence model names (:data:`clinex.rob.evidence.REGISTRY`)."""
-    from clinex.rob.evidence import model_names, unknown_model_message
-
-    if name not in model_names():
-        raise ModelError(unknown_model_message(name, files=False), field="model")
-
-
-# ----------------------------------------------------------------------------- sniffing
-
-
-def _sniff(path: Path, display: str) -> None:
-    """Refuse an upload whose bytes do not match its name, before a reader opens it.
-
-    A ``.pdf`` must start with ``%PDF`` (the PDF header, ISO 32000-1 section 7.5.2; clinex
-    does not accept the junk before it that some readers tolerate); an ``.xml`` must be
-    well-formed XML as defusedxml parses it (entity declarations and external DTDs are
-    refused).
+def _model(task: str, given: str | None) -> str:
+    """The model of one task request: the client's ``model`` when given (checked: registry
+    names only), else ``CLINEX_<TASK>_MODEL``, else ``auto`` (:meth:`clinex.surface.Settings.resolve`).
 
     Raises
     ------
-    FormatError
-        Naming the uploaded file (never the server's temporary path).
+    ModelError
+        The client named a model the task's registry does not hold (``field`` ``model``).
     """
-    suffix = Path(display).suffix.lower()
-    if suffix == ".pdf":
-        with path.open("rb") as fh:
-            head = fh.read(5)
-        if not head.startswith(b"%PDF"):
-            what = "an empty file" if not head else "it does not start with %PDF"
-            raise FormatError(f"not a PDF file ({what})", path=display)
-    elif suffix == ".xml":
-        from xml.etree.ElementTree import ParseError
-
-        from defusedxml import ElementTree
-        from defusedxml.common import DefusedXmlException
-
-        try:
-            ElementTree.parse(str(path))
-        except ParseError as exc:
-            line = exc.position[0] if getattr(exc, "position", None) else None
-            raise FormatError(f"not well-formed XML ({str(exc).split(':')[0]})", path=display, line=line) from None
-        except DefusedXmlException as exc:
-            raise FormatError(f"XML refused ({type(exc).__name__}: entities and external DTDs are not read)",
-                              path=display) from None
+    if given is not None:
+        _CHECKS[task](given)
+    return Settings.resolve(task, model=given).model
 
 
-# ----------------------------------------------------------------------------- task work (worker threads)
+def _query_model(task: str, request: Request, model: str) -> str:
+    """:func:`_model` of a query parameter ``model`` (given only when the query has it)."""
+    return _model(task, model if "model" in request.query_params else None)
 
 
-_PV_LOCK = threading.Lock()  # one loaded model per kind, shared: the CRF tagger and the
-# fast tokenizers are not thread-safe, so pv work runs one request at a time
-_PLOT_LOCK = threading.Lock()  # matplotlib's rc settings are process-wide
-
-
-def _pv_records(records: list[tuple[str, str]], model_name: str) -> tuple[str, list[Any]]:
-    """(model id, records) of JSON-lines records, each passed to the model whole."""
-    from clinex.pv.models import load_model, model_id
-    from clinex.pv.pipeline import extract_records
-
-    with _PV_LOCK:
-        model = load_model(model_name)
-        items = extract_records(records, model=model)
-    return model_id(model), items
-
-
-def _pv_text(text: str, model_name: str, unit: str, name: str) -> tuple[str, Any, list[Any]]:
-    """(model id, whole record, [(start, end, sentence record)]) of plain text."""
-    from clinex.pv.models import load_model, model_id
-    from clinex.pv.pipeline import extract_text_sentences
-
-    with _PV_LOCK:
-        model = load_model(model_name)
-        whole, sentences = extract_text_sentences(text, model=model, record_id=name, split=unit == "text")
-    return model_id(model), whole, sentences
-
-
-def _pv_export(fmt: str, name: str, items: list[Any], rows: list[dict[str, Any]]) -> _File:
-    """The download of PV results: PHEE JSON lines, a zip of brat pairs, or the event table."""
-    from clinex.web.views import pv_csv
-
-    if fmt == "csv":
-        return _File(pv_csv(rows).encode("utf-8"), "text/csv; charset=utf-8", f"{name}.events.csv")
-    folder = Path(tempfile.mkdtemp(prefix="clinex-web-"))
-    try:
-        if fmt == "phee":
-            from clinex.pv.formats.phee_json import write_phee_json
-
-            out = folder / "out.json"
-            write_phee_json(items, out)
-            return _File(out.read_bytes(), "application/json", f"{name}.phee.json")
-        from clinex.pv.formats.brat import write_brat
-
-        notes: list[str] = []
-        for item in items:
-            write_brat(item, folder / "brat", on_warning=notes.append)
-        buf = folder / "brat.zip"
-        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-            for p in sorted((folder / "brat").iterdir()):
-                z.write(p, p.name)
-            if notes:
-                z.writestr("WARNINGS.txt", "\n".join(notes) + "\n")
-        return _File(buf.read_bytes(), "application/zip", f"{name}.brat.zip")
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _pv_work(text: str, model_name: str, unit: str = "text", fmt: str | None = None) -> Any:
-    """Pasted text: the page's view (:func:`clinex.web.views.pv_document`) or a download."""
-    from clinex.web.views import pv_document
-
-    mid, whole, sentences = _pv_text(text, model_name, unit, "text")
-    doc = pv_document(whole, sentences)
-    if fmt is not None:
-        return _pv_export(fmt, "text", [item for _, _, item in sentences], doc["table"])
-    return {"model": mid, **doc}
-
-
-def _pv_upload_work(path: Path, display: str, model_name: str, fmt: str | None) -> Any:
-    """An uploaded ``.txt`` (split into sentences) or JSON-lines file (one result per record)."""
-    from clinex.io.textfile import decode_text
-    from clinex.web.views import pv_document
-
-    data = path.read_bytes()
-    stem = Path(display).stem or "text"
-    skipped: list[str] = []
-    from clinex.io.jsonl import is_jsonl
-
-    if is_jsonl(display, data):
-        from clinex.pv.pipeline import jsonl_records
-
-        # as `clinex pv extract`: a bad line (a text over MAX_PV_TEXT_CHARS too) is reported
-        # (``skipped``) and the others go on
-        records = [(r.id, r.text) for r in jsonl_records(data, path=display, errors="skip",
-                                                         on_error=lambda exc: skipped.append(str(exc)))]
-        if skipped and not records:
-            raise InputError(f"no usable line ({len(skipped)} bad lines; first: {skipped[0]})", path=display)
-        if not records:
-            raise InputError("no records (empty JSON lines file)", path=display)
-        mid, items = _pv_records(records, model_name)
-        docs = [pv_document(item, [(0, len(item.text), item)]) for item in items]
-        sentence_items = items
-    else:
-        text = decode_text(data, path=display)
-        mid, whole, sentences = _pv_text(text, model_name, "text", stem)
-        docs = [pv_document(whole, sentences)]
-        sentence_items = [item for _, _, item in sentences]
-    if fmt is not None:
-        return _pv_export(fmt, stem, sentence_items, [row for d in docs for row in d["table"]])
-    return {"model": mid, "documents": docs, "skipped": skipped}
-
-
-def _read_patient(path: Path, display: str) -> Any:
-    from clinex.cohort.formats.n2c2_xml import read_patient
-
-    return read_patient(path).model_copy(update={"source": display})
-
-
-def _cohort_work(path: Path, display: str, model: str) -> dict[str, Any]:
-    from clinex.cohort import screen
-    from clinex.cohort.screen import decisions_to_dict
-
-    return decisions_to_dict(screen(_read_patient(path, display), model=model))
-
-
-_CRITERIA_DIR: list[Path] = []  # one folder per server process for uploaded criterion files
-_CRITERIA_LOCK = threading.Lock()
-
-
-def _criteria_paths(criteria: list[tuple[str, str]]) -> list[Path]:
-    """Uploaded criterion files, stored once per distinct content.
-
-    The screening engine is cached by criterion file path and modification time
-    (:func:`clinex.cohort.screen.get_engine`), so the same criteria uploaded again reuse
-    one engine instead of building (and keeping) a new one per request: each file goes to
-    ``<process folder>/<sha256 of name and text>/<name>`` and is never rewritten. The
-    folder is removed when the process exits.
-    """
-    import atexit
-    import hashlib
-
-    with _CRITERIA_LOCK:
-        if not _CRITERIA_DIR:
-            folder = Path(tempfile.mkdtemp(prefix="clinex-web-criteria-"))
-            atexit.register(shutil.rmtree, folder, True)
-            _CRITERIA_DIR.append(folder)
-        paths = []
-        for name, text in criteria:
-            digest = hashlib.sha256(f"{name}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
-            p = _CRITERIA_DIR[0] / digest / _disk_name(name)
-            if not p.exists():
-                p.parent.mkdir(exist_ok=True)
-                tmp = p.with_name(p.name + ".part")
-                tmp.write_text(text, encoding="utf-8")
-                tmp.replace(p)
-            paths.append(p)
-        return paths
-
-
-def _cohort_patient_work(folder: Path, files: list[tuple[str, str]], criteria: list[tuple[str, str]],
-                         model: str, fmt: str | None) -> Any:
-    """One patient from an n2c2 XML file or dated notes, screened by :func:`clinex.cohort.screen`."""
-    from clinex.cohort import screen
-    from clinex.cohort.models import REGISTRY, check_model_name
-    from clinex.cohort.screen import date_warning, write_decisions
-    from clinex.web.views import cohort_view
-
-    xml = [n for n, _ in files if n.lower().endswith(".xml")]
-    if len(xml) > 1:
-        raise InputError(f"{len(xml)} XML files given ({', '.join(xml[:3])}{', ...' if len(xml) > 3 else ''}): "
-                         "choose one n2c2 XML file (one patient)", field="files")
-    if xml and len(files) > 1:
-        raise InputError("give one n2c2 XML file, or the .txt notes of one patient, not both", field="files")
-    if not xml:
-        bad = [n for n, _ in files if not n.lower().endswith(".txt")]
-        if bad:
-            raise InputError(f"{bad[0]}: expected an n2c2 .xml file or dated .txt notes", field="files")
-    if xml:
-        path = folder / _disk_name(files[0][0])
-        path.write_text(files[0][1], encoding="utf-8")
-        _sniff(path, files[0][0])
-        patient = _read_patient(path, files[0][0])
-    else:
-        from clinex.cohort.formats.notes_folder import read_notes_folder
-
-        notes = folder / "patient"
-        notes.mkdir()
-        for name, text in files:
-            target = notes / _disk_name(name)
-            if target.exists():
-                raise InputError(f"two notes named {name!r}", field="files")
-            target.write_text(text, encoding="utf-8")
-        pid = Path(files[0][0]).stem if len(files) == 1 else "patient"
-        patient = read_notes_folder(notes, patient_id=pid).model_copy(
-            update={"source": ", ".join(n for n, _ in files)})
-    crit: Any = _criteria_paths(criteria) if criteria else "n2c2"
-    decisions = screen(patient, crit, model=model)
-    if fmt is not None:
-        suffix = {"json": ".json", "csv": ".csv", "xml": ""}[fmt]
-        out = folder / ("out" + suffix)
-        write_decisions([(patient, decisions)], out)
-        if fmt == "xml":
-            return _File((out / f"{patient.id}.xml").read_bytes(), "application/xml", f"{patient.id}.xml")
-        media = "application/json" if fmt == "json" else "text/csv; charset=utf-8"
-        return _File(out.read_bytes(), media, f"{patient.id}.cohort{suffix}")
-    version = REGISTRY[check_model_name(model)].version
-    return cohort_view(patient, decisions, version, date_warning(patient))
-
-
-def _rob_load(path: Path, display: str) -> Any:
-    from clinex.rob.assess import load_trial
-
-    doc = load_trial(path)
-    return doc.model_copy(update={"meta": {**doc.meta, "source": display}})
-
-
-def _rob_work(path: Path, model: str, display: str) -> dict[str, Any]:
-    from clinex.rob.assess import assess
-    from clinex.rob.evidence import load_evidence_model
-
-    result = assess(_rob_load(path, display), load_evidence_model(model))
-    return result.model_copy(update={"source": display}).model_dump(mode="json")
-
-
-def _rob_report_work(path: Path, model: str, display: str) -> dict[str, Any]:
-    """The assessment and the CLI's HTML report of it (:func:`clinex.rob.report.render_html`)."""
-    from clinex.rob.assess import assess
-    from clinex.rob.evidence import load_evidence_model
-    from clinex.rob.report import render_html
-
-    document = _rob_load(path, display)
-    result = assess(document, load_evidence_model(model)).model_copy(update={"source": display})
-    return {"assessment": result.model_dump(mode="json"), "html": render_html(result, document)}
-
-
-def _assessments(raw: list[dict[str, Any]]) -> list[Any]:
-    from pydantic import ValidationError
-
-    from clinex.rob.types import TrialAssessment
-
-    if not raw:
-        raise InputError("no assessments", field="assessments")
-    out = []
-    for k, a in enumerate(raw):
-        try:
-            out.append(TrialAssessment.model_validate(a))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first.get("loc", ()))
-            raise SchemaError(f"assessment {k + 1}: {where}: {first.get('msg', 'invalid')}",
-                              field="assessments") from None
-    return out
-
-
-def _rob_plot_work(raw: list[dict[str, Any]]) -> _File:
-    from clinex.rob.plot import plot_traffic_light
-    from clinex.web.views import rob_labels
-
-    items = _assessments(raw)
-    folder = Path(tempfile.mkdtemp(prefix="clinex-web-"))
-    try:
-        with _PLOT_LOCK:
-            png, _ = plot_traffic_light(items, folder / "traffic_light.png", labels=rob_labels(items), dpi=100)
-        return _File(png.read_bytes(), "image/png", "traffic_light.png")
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _rob_json_work(raw: list[dict[str, Any]]) -> _File:
-    """The ``<label>.rob.json`` files ``clinex rob assess`` writes (:func:`clinex.rob.report.write_json`):
-    the file itself for one trial, a zip of them for several."""
-    from clinex.rob.report import write_json
-    from clinex.web.views import rob_labels
-
-    items = _assessments(raw)
-    labels = rob_labels(items)
-    folder = Path(tempfile.mkdtemp(prefix="clinex-web-"))
-    try:
-        paths = [write_json(a, folder / "json" / f"{_disk_name(label)}.rob.json") for a, label in zip(items, labels)]
-        if len(paths) == 1:
-            return _File(paths[0].read_bytes(), "application/json", paths[0].name)
-        out = folder / "rob.zip"
-        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-            for p in paths:
-                z.write(p, p.name)
-        return _File(out.read_bytes(), "application/zip", "rob-json.zip")
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _rob_robvis_work(raw: list[dict[str, Any]]) -> _File:
-    from clinex.rob.robvis import robvis_rows, write_robvis_csv
-    from clinex.web.views import rob_labels
-
-    items = _assessments(raw)
-    folder = Path(tempfile.mkdtemp(prefix="clinex-web-"))
-    try:
-        out = write_robvis_csv(robvis_rows(items, rob_labels(items)), folder / "robvis.csv")
-        return _File(out.read_bytes(), "text/csv; charset=utf-8", "robvis.csv")
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+def _body_model(task: str, body: BaseModel) -> str:
+    """:func:`_model` of a body field ``model`` (given only when the body has it)."""
+    return _model(task, body.model if "model" in body.model_fields_set else None)  # type: ignore[attr-defined]
 
 
 # ----------------------------------------------------------------------------- request bodies
@@ -625,80 +251,6 @@ class AssessmentsRequest(BaseModel):
 
 
 # ----------------------------------------------------------------------------- OpenAPI and bad bodies
-
-#: What each JSON endpoint's body looks like, for the message of a body that is not a JSON object.
-_BODY_EXAMPLES = {
-    "/api/pv/extract": '{"text": "..."}',
-    "/api/cohort/patient": '{"files": [{"name": "...", "text": "..."}]}',
-    "/api/rob/plot": '{"assessments": [...]}',
-    "/api/rob/robvis": '{"assessments": [...]}',
-    "/api/rob/json": '{"assessments": [...]}',
-}
-_JSON_KINDS = {list: "a JSON array", str: "a JSON string", int: "a JSON number", float: "a JSON number",
-               bool: "a JSON true/false"}
-
-
-def _whole_body_problem(errors: list[Any], path: str) -> str | None:
-    """What is wrong with a request body that is not a JSON object at all (not JSON,
-    empty, an array...), with what it must look like; None when the problem is inside
-    the object (then each field is named as usual).
-
-    FastAPI reports a JSON syntax error at ``("body", <character>)``, which would read
-    as a field named after the character position.
-    """
-    for e in errors:
-        loc = tuple(e.get("loc", ()))
-        if not loc or loc[0] != "body":
-            continue
-        kind = e.get("type")
-        if kind == "json_invalid":
-            detail = (e.get("ctx") or {}).get("error", "JSON decode error")
-            where = f" at character {loc[1]}" if len(loc) > 1 and isinstance(loc[1], int) else ""
-            what = f"not valid JSON ({detail}{where})"
-        elif len(loc) == 1 and kind == "missing":
-            what = "empty"
-        elif len(loc) == 1 and kind in {"model_attributes_type", "dict_type"}:
-            value = e.get("input")
-            if isinstance(value, (bytes, bytearray)):
-                what = "not read as JSON (send it with Content-Type: application/json)"
-            else:
-                what = _JSON_KINDS.get(type(value), "not a JSON object")
-                what = f"{what}, not an object" if what.startswith("a JSON") else what
-        else:
-            continue
-        example = _BODY_EXAMPLES.get(path)
-        return what + (f"; the body must be a JSON object like {example}" if example else
-                       "; the body must be a JSON object")
-    return None
-
-
-_INT_DIGITS = re.compile(r"value has (\d+) digits")
-
-
-def _unreadable_body(exc: HTTPException) -> str | None:
-    """What kept a JSON body from being read at all, when FastAPI's "There was an error
-    parsing the body" (a 400) hides it; None for any other HTTP error.
-
-    FastAPI turns a :class:`json.JSONDecodeError` into a validation error (answered by
-    :func:`_whole_body_problem`), but every other exception of :func:`json.loads` into that
-    400, raised ``from`` the original: arrays or objects nested deeper than the parser's
-    recursion limit (:class:`RecursionError`), an integer longer than
-    :func:`sys.get_int_max_str_digits` (4,300 digits by default; Python 3.11's limit on
-    integer parsing, CVE-2020-10735), or bytes that are not UTF-8.
-    """
-    cause = exc.__cause__
-    if exc.status_code != 400 or cause is None:
-        return None
-    if isinstance(cause, RecursionError):
-        return "JSON nested too deeply (arrays or objects inside each other); send a flatter body"
-    if isinstance(cause, UnicodeDecodeError):
-        return f"not UTF-8 (byte 0x{cause.object[cause.start]:02x} at position {cause.start})"
-    digits = _INT_DIGITS.search(str(cause)) if isinstance(cause, ValueError) else None
-    if digits is not None:
-        return (f"a JSON integer of {int(digits.group(1)):,} digits; at most {sys.get_int_max_str_digits():,} "
-                "digits are read")
-    return None
-
 
 _BINARY = {"schema": {"type": "string", "format": "binary"}}
 
@@ -743,6 +295,143 @@ def _local_redoc(app: FastAPI) -> None:
         return Response(cache[0], media_type="text/javascript; charset=utf-8")
 
     app.router.routes.insert(0, Route(_REDOC_JS, redoc_js, methods=["GET"], include_in_schema=False))
+
+
+# ----------------------------------------------------------------------------- app
+
+
+def _info_routes(app: FastAPI, static: Any, limit: int, pool: Pool) -> None:
+    """The page, ``/api/health``, ``/api/limits`` and ``/api/models``."""
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def index() -> str:
+        return static.joinpath("index.html").read_text("utf-8")
+
+    @app.get("/api/health")
+    async def health() -> dict[str, str]:
+        """``{"status": "ok", "version": ...}``."""
+        return {"status": "ok", "version": __version__}
+
+    @app.get("/api/limits")
+    async def limits() -> dict[str, int]:
+        """``{"max_upload": bytes, "timeout": seconds}``: the page checks file sizes before sending."""
+        return {"max_upload": limit, "timeout": pool.timeout}
+
+    @app.get("/api/models")
+    async def models() -> dict[str, list[str]]:
+        """The model names each task endpoint accepts (its registry's kinds and ``auto``)."""
+        return {"pv": list(pv.model_names()), "rob": list(rob.model_names()), "cohort": list(cohort.model_names())}
+
+
+async def _with_upload(pool: Pool, request: Request, display: str, work: Callable[..., Any], *args: Any) -> Response:
+    """Stream the body to a private folder, sniff it, run ``work(path, *args)`` in the pool;
+    errors name the uploaded file; the folder goes in every case."""
+    folder = Path(tempfile.mkdtemp(prefix="clinex-web-"))
+    try:
+        path = await upload(request, folder, display)
+        sniff(path, display)
+        return await pool.run(work, path, *args)
+    except ClinexError as exc:
+        raise renamed(exc, folder, display) from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _pv_routes(app: FastAPI, pool: Pool) -> None:
+    """``/api/pv/extract`` and ``/api/pv/upload``."""
+
+    @app.post("/api/pv/extract", response_model=dict[str, Any],
+              responses=_downloads("application/zip", "text/csv"))
+    async def pv_extract(req: PVRequest, format: _PVFormat | None = Query(None)) -> Response:  # noqa: A002
+        """Events of pasted text (offsets into it); with ``format``, a download."""
+        return await pool.run(_pv_work, req.text, _body_model("pv", req), req.unit, format)
+
+    @app.post("/api/pv/upload", response_model=dict[str, Any], responses=_downloads("application/zip", "text/csv"),
+              openapi_extra=_raw_body("text/plain", "application/x-ndjson",
+                                      description="a .txt file, or JSON lines of {id, text} or PHEE records"))
+    async def pv_upload(request: Request, filename: str = Query(...), model: str = Query("auto"),
+                        format: _PVFormat | None = Query(None)) -> Response:  # noqa: A002
+        """Events of an uploaded .txt or JSON-lines file; with ``format``, a download."""
+        chosen = _query_model("pv", request, model)
+        display = display_name(filename)
+        return await _with_upload(pool, request, display, _pv_upload_work, display, chosen, format)
+
+
+def _cohort_routes(app: FastAPI, pool: Pool) -> None:
+    """``/api/cohort/screen`` and ``/api/cohort/patient``."""
+
+    @app.post("/api/cohort/screen", response_model=dict[str, Any],
+              openapi_extra=_raw_body("application/xml", description="one n2c2 XML patient file"))
+    async def cohort_screen(request: Request, filename: str = Query(...), model: str = Query("auto")) -> Response:
+        """Decisions for one n2c2 XML patient file (the body)."""
+        chosen = _query_model("cohort", request, model)
+        display = display_name(filename)
+        return await _with_upload(pool, request, display, _cohort_work, display, chosen)
+
+    @app.post("/api/cohort/patient", response_model=dict[str, Any], responses=_downloads("application/xml", "text/csv"))
+    async def cohort_patient(req: CohortRequest, format: _CohortFormat | None = Query(None)  # noqa: A002
+                             ) -> Response:
+        """One patient (n2c2 XML or dated notes) with optional criteria; the page's view or a download."""
+        chosen = _body_model("cohort", req)
+        files = [(display_name(f.name), f.text) for f in req.files]
+        criteria = [(display_name(f.name), f.text) for f in req.criteria]
+        folder = Path(tempfile.mkdtemp(prefix="clinex-web-"))
+        try:
+            return await pool.run(_cohort_patient_work, folder, files, criteria, chosen, format)
+        except ClinexError as exc:
+            raise scrub(exc, [folder, *criteria_folders()]) from None
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _trial_body() -> dict[str, Any]:
+    """``openapi_extra`` of an endpoint that reads one trial report."""
+    return _raw_body("application/pdf", "text/plain", "application/xml",
+                     description="one trial report: PDF, text or JATS XML")
+
+
+def _rob_routes(app: FastAPI, pool: Pool) -> None:
+    """``/api/rob/assess``, ``/api/rob/report`` (one uploaded trial) and the downloads of
+    posted assessments (``/api/rob/plot``, ``/api/rob/json``, ``/api/rob/robvis``)."""
+
+    @app.post("/api/rob/assess", response_model=dict[str, Any], openapi_extra=_trial_body())
+    async def rob_assess(request: Request, filename: str = Query(...), model: str = Query("auto")) -> Response:
+        """The RoB 2 assessment of one trial report (the body)."""
+        chosen = _query_model("rob", request, model)
+        display = display_name(filename)
+        return await _with_upload(pool, request, display, _rob_work, chosen, display)
+
+    @app.post("/api/rob/report", response_model=dict[str, Any], openapi_extra=_trial_body())
+    async def rob_report(request: Request, filename: str = Query(...), model: str = Query("auto")) -> Response:
+        """The assessment and the HTML report ``clinex rob assess`` writes."""
+        chosen = _query_model("rob", request, model)
+        display = display_name(filename)
+        return await _with_upload(pool, request, display, _rob_report_work, chosen, display)
+
+    @app.post("/api/rob/plot", response_class=Response,
+              responses={200: {"description": "the traffic-light plot", "content": {"image/png": _BINARY}}})
+    async def rob_plot(req: AssessmentsRequest) -> Response:
+        """Traffic-light plot (PNG) of the posted assessments."""
+        return await pool.run(_rob_plot_work, req.assessments)
+
+    @app.post("/api/rob/json", response_class=Response, responses={200: {
+        "description": "one .rob.json file, or a zip of several",
+        "content": {"application/json": {}, "application/zip": _BINARY}}})
+    async def rob_json(req: AssessmentsRequest) -> Response:
+        """The assessments as the CLI's ``.rob.json`` files (one file, or a zip of several)."""
+        return await pool.run(_rob_json_work, req.assessments)
+
+    @app.post("/api/rob/robvis", response_class=Response,
+              responses={200: {"description": "the robvis CSV", "content": {"text/csv": _BINARY}}})
+    async def rob_robvis(req: AssessmentsRequest) -> Response:
+        """robvis CSV of the posted assessments."""
+        return await pool.run(_rob_robvis_work, req.assessments)
+
+
+def _hosts(allowed_hosts: tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
+    """``allowed_hosts`` joined with the comma-separated ``CLINEX_WEB_ALLOWED_HOSTS``."""
+    return tuple(allowed_hosts or ()) + tuple(
+        h.strip() for h in os.environ.get("CLINEX_WEB_ALLOWED_HOSTS", "").split(",") if h.strip())
 
 
 def create_app(
@@ -800,8 +489,7 @@ def create_app(
                 _setting(per_client, "CLINEX_WEB_PER_CLIENT", _PER_CLIENT, 1))
     deadline = BodyDeadline(_setting(body_timeout, "CLINEX_WEB_BODY_TIMEOUT", BodyDeadline.timeout, 1),
                             _setting(body_min_rate, "CLINEX_WEB_BODY_MIN_RATE", BodyDeadline.min_rate, 1))
-    hosts = tuple(allowed_hosts or ()) + tuple(
-        h.strip() for h in os.environ.get("CLINEX_WEB_ALLOWED_HOSTS", "").split(",") if h.strip())
+    hosts = _hosts(allowed_hosts)
     app = FastAPIOffline(title="clinex", version=__version__,
                          description="Clinical text to structured, checkable evidence; runs on this machine.")
     app.state.pool = pool
@@ -813,171 +501,9 @@ def create_app(
     _local_redoc(app)
     static = resources.files("clinex.web").joinpath("static")
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
-
-    @app.exception_handler(ClinexError)
-    async def _clinex_error(_: Request, exc: ClinexError) -> JSONResponse:
-        return _error(422, exc.code, str(exc), exc.field)
-
-    @app.exception_handler(ClientDisconnect)
-    async def _gone(_: Request, __: ClientDisconnect) -> JSONResponse:
-        # the client closed its connection mid-body: nobody reads this answer, nothing to log
-        return _error(400, "CLX001", str(InputError("the client closed the connection before the body was complete",
-                                                    field="body")), "body")
-
-    @app.exception_handler(TimedOut)
-    async def _timed_out(_: Request, exc: TimedOut) -> JSONResponse:
-        err = ClinexError(f"the request took longer than {exc.seconds} s (CLINEX_WEB_TIMEOUT) and was stopped")
-        return _error(504, err.code, str(err))
-
-    @app.exception_handler(RequestValidationError)
-    async def _bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = exc.errors()
-        whole = _whole_body_problem(errors, request.url.path)
-        if whole is not None:
-            return _error(422, "CLX001", str(InputError(f"bad request (body: {whole})")), "body")
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'body'}: {e.get('msg', 'invalid')}"
-            for e in errors[:5]
-        )
-        first = errors[0].get("loc", ()) if errors else ()
-        field = ".".join(str(p) for p in first[1:]) or (str(first[0]) if first else None)
-        err = InputError(f"bad request ({problems})")
-        return _error(422, err.code, str(err), field)
-
-    @app.exception_handler(HTTPException)
-    async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        if isinstance(exc, (BodyTooLarge, BodyTimedOut)):
-            return _error(exc.status_code, "CLX001", exc.detail, "body", dict(exc.headers or {}))
-        unreadable = _unreadable_body(exc)
-        if unreadable is not None:
-            return _error(422, "CLX001", str(InputError(f"bad request (body: {unreadable})")), "body")
-        path = request.url.path[:200]
-        if exc.status_code == 404:
-            message = f"no such endpoint: {path}"
-        elif exc.status_code == 405:
-            allowed = (exc.headers or {}).get("Allow", "")
-            message = f"method {request.method} not allowed for {path}" + (f"; allowed: {allowed}" if allowed else "")
-        else:
-            message = str(exc.detail)
-        code = "CLX001" if exc.status_code < 500 else "CLX000"
-        err = InputError(message) if code == "CLX001" else ClinexError(message)
-        return _error(exc.status_code, code, str(err), None, dict(exc.headers or {}))
-
-    @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        # the server re-raises it after this answer, so its log has the traceback
-        err = ClinexError(f"internal error ({type(exc).__name__}) in {request.url.path[:200]}; "
-                          "the server log has the details")
-        return _error(500, err.code, str(err))
-
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def index() -> str:
-        return static.joinpath("index.html").read_text("utf-8")
-
-    @app.get("/api/health")
-    async def health() -> dict[str, str]:
-        """``{"status": "ok", "version": ...}``."""
-        return {"status": "ok", "version": __version__}
-
-    @app.get("/api/limits")
-    async def limits() -> dict[str, int]:
-        """``{"max_upload": bytes, "timeout": seconds}``: the page checks file sizes before sending."""
-        return {"max_upload": limit, "timeout": pool.timeout}
-
-    @app.get("/api/models")
-    async def models() -> dict[str, list[str]]:
-        """The model names each task endpoint accepts (its registry's kinds and ``auto``)."""
-        from clinex.cohort.models import model_names as cohort_names
-        from clinex.pv.models import model_names as pv_names
-        from clinex.rob.evidence import model_names as rob_names
-
-        return {"pv": list(pv_names()), "rob": list(rob_names()), "cohort": list(cohort_names())}
-
-    @app.post("/api/pv/extract", response_model=dict[str, Any],
-              responses=_downloads("application/zip", "text/csv"))
-    async def pv_extract(req: PVRequest, format: _PVFormat | None = Query(None)) -> Response:  # noqa: A002
-        """Events of pasted text (offsets into it); with ``format``, a download."""
-        _check_pv_model(req.model)
-        return await pool.run(_pv_work, req.text, req.model, req.unit, format)
-
-    async def _with_upload(request: Request, filename: str, work: Callable[..., Any], *args: Any) -> Response:
-        display = _display_name(filename)
-        folder = Path(tempfile.mkdtemp(prefix="clinex-web-"))
-        try:
-            path = await _upload(request, folder, display)
-            _sniff(path, display)
-            return await pool.run(work, path, *args)
-        except ClinexError as exc:
-            raise _renamed(exc, folder, display) from None
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-
-    @app.post("/api/pv/upload", response_model=dict[str, Any], responses=_downloads("application/zip", "text/csv"),
-              openapi_extra=_raw_body("text/plain", "application/x-ndjson",
-                                      description="a .txt file, or JSON lines of {id, text} or PHEE records"))
-    async def pv_upload(request: Request, filename: str = Query(...), model: str = Query("auto"),
-                        format: _PVFormat | None = Query(None)) -> Response:  # noqa: A002
-        """Events of an uploaded .txt or JSON-lines file; with ``format``, a download."""
-        _check_pv_model(model)
-        display = _display_name(filename)
-        return await _with_upload(request, filename, _pv_upload_work, display, model, format)
-
-    @app.post("/api/cohort/screen", response_model=dict[str, Any],
-              openapi_extra=_raw_body("application/xml", description="one n2c2 XML patient file"))
-    async def cohort_screen(request: Request, filename: str = Query(...), model: str = Query("auto")) -> Response:
-        """Decisions for one n2c2 XML patient file (the body)."""
-        _check_cohort_model(model)
-        display = _display_name(filename)
-        return await _with_upload(request, filename, _cohort_work, display, model)
-
-    @app.post("/api/cohort/patient", response_model=dict[str, Any], responses=_downloads("application/xml", "text/csv"))
-    async def cohort_patient(req: CohortRequest, format: _CohortFormat | None = Query(None)  # noqa: A002
-                             ) -> Response:
-        """One patient (n2c2 XML or dated notes) with optional criteria; the page's view or a download."""
-        _check_cohort_model(req.model)
-        files = [(_display_name(f.name), f.text) for f in req.files]
-        criteria = [(_display_name(f.name), f.text) for f in req.criteria]
-        folder = Path(tempfile.mkdtemp(prefix="clinex-web-"))
-        try:
-            return await pool.run(_cohort_patient_work, folder, files, criteria, req.model, format)
-        except ClinexError as exc:
-            raise _scrub(exc, [folder, *_CRITERIA_DIR]) from None
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-
-    @app.post("/api/rob/assess", response_model=dict[str, Any], openapi_extra=_raw_body(
-        "application/pdf", "text/plain", "application/xml", description="one trial report: PDF, text or JATS XML"))
-    async def rob_assess(request: Request, filename: str = Query(...), model: str = Query("auto")) -> Response:
-        """The RoB 2 assessment of one trial report (the body)."""
-        _check_rob_model(model)
-        display = _display_name(filename)
-        return await _with_upload(request, filename, _rob_work, model, display)
-
-    @app.post("/api/rob/report", response_model=dict[str, Any], openapi_extra=_raw_body(
-        "application/pdf", "text/plain", "application/xml", description="one trial report: PDF, text or JATS XML"))
-    async def rob_report(request: Request, filename: str = Query(...), model: str = Query("auto")) -> Response:
-        """The assessment and the HTML report ``clinex rob assess`` writes."""
-        _check_rob_model(model)
-        display = _display_name(filename)
-        return await _with_upload(request, filename, _rob_report_work, model, display)
-
-    @app.post("/api/rob/plot", response_class=Response,
-              responses={200: {"description": "the traffic-light plot", "content": {"image/png": _BINARY}}})
-    async def rob_plot(req: AssessmentsRequest) -> Response:
-        """Traffic-light plot (PNG) of the posted assessments."""
-        return await pool.run(_rob_plot_work, req.assessments)
-
-    @app.post("/api/rob/json", response_class=Response, responses={200: {
-        "description": "one .rob.json file, or a zip of several",
-        "content": {"application/json": {}, "application/zip": _BINARY}}})
-    async def rob_json(req: AssessmentsRequest) -> Response:
-        """The assessments as the CLI's ``.rob.json`` files (one file, or a zip of several)."""
-        return await pool.run(_rob_json_work, req.assessments)
-
-    @app.post("/api/rob/robvis", response_class=Response,
-              responses={200: {"description": "the robvis CSV", "content": {"text/csv": _BINARY}}})
-    async def rob_robvis(req: AssessmentsRequest) -> Response:
-        """robvis CSV of the posted assessments."""
-        return await pool.run(_rob_robvis_work, req.assessments)
-
+    add_error_handlers(app)
+    _info_routes(app, static, limit, pool)
+    _pv_routes(app, pool)
+    _cohort_routes(app, pool)
+    _rob_routes(app, pool)
     return app

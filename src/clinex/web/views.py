@@ -48,7 +48,7 @@ def normalised_drug(text: str) -> dict[str, str] | None:
     Uses ``drug-named-entity-recognition`` (Fast Data Science: DrugBank, MeSH and NHS
     names, exact case-insensitive match of one- and two-token names), the same
     gazetteer as the PV models' drug features (:func:`clinex.pv.features.drug_flags`),
-    on the tokens of :func:`clinex.pv.features.tokenize`. Only the first drug found is
+    on the tokens of :func:`clinex.pv.features.tokenize` (:func:`clinex.pv.surface.drug_entries`). Only the first drug found is
     returned (a Drug argument names one drug).
 
     Parameters
@@ -65,13 +65,9 @@ def normalised_drug(text: str) -> dict[str, str] | None:
         e.g. ``{"name": "Warfarin", "drugbank_id": "DB00682", "mesh_tree": "D03.383.663.283.446.520.914"}``
         for ``"Tylenol"``.
     """
-    from clinex.pv.features import tokenize
-    from clinex.pv.gazetteer import find_drugs
+    from clinex.pv.surface import drug_entries
 
-    words = [text[s:e] for s, e in tokenize(text)]
-    if not words:
-        return None
-    for data, _start, _end in find_drugs(words):
+    for data in drug_entries(text):
         name = data.get("name")
         if name:
             return {"name": str(name), "drugbank_id": str(data.get("drugbank_id") or ""),
@@ -169,9 +165,7 @@ def pv_document(whole: Any, sentences: Sequence[tuple[int, int, Any]]) -> dict[s
         offsets into the text), ``pairs`` (the record's drug -> reaction pairs,
         :func:`clinex.pv.pairs.record_pairs`, as JSON).
     """
-    from clinex.pv.counts import event_counts
-    from clinex.pv.formats.phee_json import to_phee_dict
-    from clinex.pv.pairs import record_pairs
+    from clinex.pv.surface import event_counts, record_pairs, to_phee_dict
 
     out_sentences = []
     owners: list[tuple[str, tuple[int, int]]] = []  # per event of ``whole``: its sentence's id and offsets
@@ -257,7 +251,7 @@ def cohort_view(patient: Any, decisions: dict[str, Any], model: str, warning: st
         (``{"start", "end", "date"}``, offsets into ``text``) and ``decisions``
         (:func:`clinex.cohort.screen.decisions_to_dict`: evidence offsets into ``text``).
     """
-    from clinex.cohort.screen import decisions_to_dict
+    from clinex.cohort.surface import decisions_to_dict
 
     return {
         "patient": patient.id,

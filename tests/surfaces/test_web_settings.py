@@ -1,0 +1,62 @@
+"""The web app chooses its model by the one settings rule of every surface (issue 24):
+the request's ``model`` when given, else ``CLINEX_<TASK>_MODEL``, else ``auto``
+(:class:`clinex.surface.Settings`), checked against a real ``clinex serve``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from live_server import live_server
+
+from clinex.web.app import create_app
+
+TRIAL = (
+    "Methods\n\nParticipants were randomly assigned using a computer-generated random sequence. "
+    "Allocation was concealed using sequentially numbered, opaque, sealed envelopes.\n"
+)
+ENV = {"CLINEX_PV_MODEL": "nosuch-pv", "CLINEX_ROB_MODEL": "cues", "CLINEX_COHORT_MODEL": "nosuch-cohort"}
+NOTE = [{"name": "2019-03-01.txt", "text": "Patient takes aspirin daily.\n"}]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with live_server(tmp_path_factory.mktemp("web-settings"), env=ENV) as base:
+        yield base
+
+
+def test_the_servers_variables_choose_the_model_when_the_request_names_none(server: str) -> None:
+    with httpx.Client(base_url=server, timeout=120) as c:
+        rob = c.post("/api/rob/assess", params={"filename": "t.txt"}, content=TRIAL.encode())
+        assert rob.status_code == 200 and rob.json()["model"] == "clinex.rob.cues.v1"
+        pv = c.post("/api/pv/extract", json={"text": "Rash after amoxicillin."})
+        assert pv.status_code == 422 and "nosuch-pv" in pv.json()["error"]["message"]
+        cohort = c.post("/api/cohort/patient", json={"files": NOTE})
+        assert cohort.status_code == 422 and "nosuch-cohort" in cohort.json()["error"]["message"]
+
+
+def test_a_model_the_request_names_wins_over_the_variables(server: str) -> None:
+    with httpx.Client(base_url=server, timeout=120) as c:
+        rob = c.post("/api/rob/assess", params={"filename": "t.txt", "model": "rules"}, content=TRIAL.encode())
+        assert rob.status_code == 200 and rob.json()["model"] == "clinex.rob.rules.v1"
+        pv = c.post("/api/pv/extract", json={"text": "Rash after amoxicillin.", "model": "crf"})
+        assert pv.status_code == 200 and pv.json()["model"] == "clinex.pv.crf.v1"
+        cohort = c.post("/api/cohort/patient", json={"files": NOTE, "model": "rules"})
+        assert cohort.status_code == 200 and cohort.json()["model"] == "clinex.cohort.rules.v1"
+        # a name the client gives is still a registry name only (no server paths)
+        err = c.post("/api/rob/assess", params={"filename": "t.txt", "model": "/etc"}, content=b"x").json()["error"]
+        assert (err["code"], err["field"]) == ("CLX006", "model")
+
+
+def test_without_the_variables_the_default_is_auto(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for var in ENV:
+        monkeypatch.delenv(var, raising=False)
+    client = TestClient(create_app())
+    rob = client.post("/api/rob/assess", params={"filename": "t.txt"}, content=TRIAL.encode())
+    assert rob.status_code == 200 and rob.json()["model"] == "clinex.rob.rules.v1"  # auto: rules
+    monkeypatch.setenv("CLINEX_ROB_MODEL", "cues")  # read per request, as the CLI reads it per run
+    rob = client.post("/api/rob/assess", params={"filename": "t.txt"}, content=TRIAL.encode())
+    assert rob.json()["model"] == "clinex.rob.cues.v1"
