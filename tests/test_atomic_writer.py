@@ -162,9 +162,9 @@ ALLOWED = {
     ("datasets.py", "download", "os.replace"): "verified download moved into place",
     # the web app's uploads: request-scoped temporary files in a private temporary folder,
     # removed with the request; no user-visible output
-    ("web/app.py", "_upload", "open('wb')"): "upload spooled to a temporary folder",
-    ("web/app.py", "_criteria_paths", "write_text"): "uploaded criteria in a temporary folder",
-    ("web/app.py", "_cohort_patient_work", "write_text"): "uploaded notes in a temporary folder",
+    ("web/uploads.py", "upload", "open('wb')"): "upload spooled to a temporary folder",
+    ("web/tasks.py", "_criteria_paths", "write_text"): "uploaded criteria in a temporary folder",
+    ("web/tasks.py", "_posted_patient", "write_text"): "uploaded notes in a temporary folder",
 }
 
 
