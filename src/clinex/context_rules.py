@@ -69,8 +69,8 @@ class _ThreadHider(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """While installed, makes one thread's imports of :data:`_PROBED_ONLY` fail and
     gives that thread an empty module for :data:`_STUBBED`; other threads import as usual.
 
-    Thread-confined, so a model's background warm-up (:func:`clinex.pv.postprocess.warm_up`)
-    that imports medspaCy never hides scikit-learn or torch from the main thread.
+    Thread-confined, so a worker thread (the web app's) that imports medspaCy never hides
+    scikit-learn or torch from the main thread.
     """
 
     def __init__(self) -> None:

@@ -97,12 +97,34 @@ def test_a_plain_text_document_is_split_once_on_its_whole_path(monkeypatch: pyte
 
     monkeypatch.setattr(clinex.pv.inputs, "split_sentences", counted)
     monkeypatch.setattr(clinex.text, "split_sentences", counted)
+    clinex.pv.inputs._pieces.cache_clear()
     doc = S + " It resolved."
     records = text_records(doc, "doc")
     assert records == [("doc_1", S, 0), ("doc_2", "It resolved.", 78)]
     out = extract_records([(rid, t) for rid, t, _ in records], model="crf", offsets=[o for _, _, o in records])
     assert calls == [doc]
     assert [(r.id, r.offset, len(r.events)) for r in out] == [("doc_1", 0, 1), ("doc_2", 78, 0)]
+
+
+def test_a_record_is_split_once_by_the_pipeline_and_its_pairs_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A JSON-lines record of two sentences: the split step cuts it, and the pairs step
+    (which cites each pair's evidence sentence) reuses that split."""
+    import clinex.pv.inputs
+
+    calls: list[str] = []
+    real = clinex.pv.inputs.split_sentences
+
+    def counted(text: str, **rules: Any) -> list[Span]:
+        calls.append(text)
+        return real(text, **rules)
+
+    monkeypatch.setattr(clinex.pv.inputs, "split_sentences", counted)
+    clinex.pv.inputs._pieces.cache_clear()
+    doc = "It resolved. A 45-year-old woman developed severe rash after amoxicillin."
+    [record] = extract_records([("r", doc)], model="crf")
+    [pair] = record_pairs(record)
+    assert calls == [doc]
+    assert (pair.drug, pair.reaction, pair.evidence) == ("amoxicillin", "severe rash", ((13, 73),))
 
 
 # -- step 3: read_sentences = tag -> clean -> scope -> gate -> join -> effect rule ----

@@ -9,6 +9,7 @@ against :data:`clinex.io.limits.MAX_PV_TEXT_CHARS`. Every name is also importabl
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -33,7 +34,15 @@ def sentence_pieces(text: str) -> list[tuple[int, int, str]]:
         (character offsets into ``text``); empty or blank text is one piece, the text
         itself, so that it still gives one record (with no events).
     """
-    return [(s.start, s.end, s.text) for s in split_sentences(text)] or [(0, len(text), text)]
+    return list(_pieces(text))
+
+
+@functools.lru_cache(maxsize=512)  # one model call's records (RECORDS_PER_CALL)
+def _pieces(text: str) -> tuple[tuple[int, int, str], ...]:
+    """:func:`sentence_pieces`, kept for the texts of the latest records: the pipeline's
+    split step and the pairs step (:func:`clinex.pv.pairs.record_pairs`, which cites each
+    pair's evidence sentence) share one split of a record."""
+    return tuple((s.start, s.end, s.text) for s in split_sentences(text)) or ((0, len(text), text),)
 
 
 def check_length(text: str, what: str, path: str | None = None, line: int | None = None) -> None:

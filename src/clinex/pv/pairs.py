@@ -31,9 +31,9 @@ from __future__ import annotations
 import re
 
 from clinex.pv.counts import is_negated_event, is_speculated_event
+from clinex.pv.inputs import sentence_pieces
 from clinex.pv.record import EVENT_TYPES, drug_key, drug_mentions, is_anaphoric_argument, sentence_index
 from clinex.pv.types import Argument, Event, Pair, SentenceEvents
-from clinex.text import split_sentences
 
 __all__ = ["record_pairs", "event_drugs", "reaction_key"]
 
@@ -107,7 +107,7 @@ def _gather(text: str, events: list[Event]) -> dict[tuple[str, str, str], dict]:
     the first drug and reaction texts, each event's (negated, speculated) flags, whether
     any is a dechallenge or rechallenge, whether every drug came from another sentence,
     and the sentences (offsets into ``text``) of the events; in the order of first event."""
-    sentences = [(s.start, s.end) for s in split_sentences(text)] or [(0, len(text))]
+    sentences = [(start, end) for start, end, _ in sentence_pieces(text)]  # the pipeline's split
     starts = [s for s, _ in sentences]
     _, aliases = drug_mentions(text, sentences, ()) if len(sentences) > 1 else ([], {})
     acc: dict[tuple[str, str, str], dict] = {}

@@ -49,7 +49,7 @@ sentence it was taken from (:class:`clinex.pv.types.Argument`). An anaphoric Tre
 replaced.
 
 A sentence that the sentence gate left without events is read again without the gate
-(:func:`sentence_events`): its drug-less events with an Effect are kept only when they
+(:func:`clinex.pv.steps.sentence_steps` returns those events): its drug-less events with an Effect are kept only when they
 get a drug this way; its other events stay dropped.
 
 Records of one sentence (every PHEE record but 7 of 3,859) are never changed. The work
@@ -106,7 +106,6 @@ __all__ = [
     "is_anaphor",
     "is_anaphoric_argument",
     "resolve_record",
-    "sentence_events",
     "sentence_index",
 ]
 
@@ -397,59 +396,3 @@ def _resolve_subjects(text: str, starts: Sequence[int], events: list[Event]) -> 
             "sub_arguments": {**ev.sub_arguments, "Subject": subject_subs},
         }))
     return out
-
-
-def sentence_events(
-    model: Any, texts: Sequence[str], multi: Sequence[bool]
-) -> tuple[list[tuple[list[Event], float | None]], list[list[Event]]]:
-    """A model's events per sentence, and for the sentences of several-sentence records
-    that the gate left empty, their events without the gate.
-
-    The gated events are the model's ``predict_detailed`` (its ``predict_ungated``, then
-    :func:`clinex.pv.postprocess.finish_model`); the ungated ones are the same raw events
-    through :func:`clinex.pv.postprocess.finish` with no gate and threshold 0 (attribute
-    scope, the link rules, dechallenge and the effect rule all apply).
-
-    Parameters
-    ----------
-    model : PV model
-        One with ``predict_ungated`` and the settings :func:`~clinex.pv.postprocess.finish_model`
-        reads; any other model gets ``predict_detailed`` (or ``predict``) and no ungated events.
-    texts : sequence of str
-        Sentences.
-    multi : sequence of bool
-        Per sentence: whether it belongs to a record of several sentences.
-
-    Returns
-    -------
-    (list of (list of Event, float or None), list of list of Event)
-        Per sentence: the gated events and event probability; the ungated events (empty
-        unless ``multi`` and the gated events are empty).
-    """
-    from clinex.pv.postprocess import finish, finish_model
-
-    texts = list(texts)
-    if not texts:
-        return [], []
-    if not (hasattr(model, "predict_ungated") and hasattr(model, "event_threshold")):
-        if hasattr(model, "predict_detailed"):
-            gated = [(list(evs), p) for evs, p in model.predict_detailed(texts)]
-        else:
-            gated = [(list(evs), None) for evs in model.predict(texts)]
-        return gated, [[] for _ in texts]
-    raw = [(list(evs), p) for evs, p in model.predict_ungated(texts)]
-    gated = [(list(evs), p) for evs, p in finish_model(model, texts, raw)]
-    ungated: list[list[Event]] = [[] for _ in texts]
-    todo = [i for i, (evs, _) in enumerate(gated) if multi[i] and not evs and raw[i][0]]
-    if todo:
-        again = finish(
-            [texts[i] for i in todo],
-            [raw[i] for i in todo],
-            gate=None,
-            threshold=0.0,
-            attribute_scope=bool(getattr(model, "attribute_scope", True)),
-            no_effect_min_prob=float(getattr(model, "no_effect_min_prob", 0.0)),
-        )
-        for i, (evs, _) in zip(todo, again):
-            ungated[i] = list(evs)
-    return gated, ungated

@@ -113,12 +113,29 @@ def check_model_name(name: str) -> str:
 
 @runtime_checkable
 class PVModel(Protocol):
-    """What every PHEE model offers."""
+    """What every PHEE model offers.
+
+    Attributes
+    ----------
+    name : str
+        The kind's name or versioned id (:func:`model_id`).
+    reads_whole_records : bool
+        True for a kind that reads a record whole (``llm``): the pipeline
+        (:func:`clinex.pv.pipeline.extract_records`) then calls :meth:`predict_records`
+        on the records; False for a kind that tags sentences, whose steps the pipeline
+        runs itself (:class:`clinex.pv.steps.SentenceModel`: ``predict_ungated``, then
+        decode, scope, gate and the effect rule).
+    """
 
     name: str
+    reads_whole_records: bool
 
     def predict(self, texts: Sequence[str]) -> list[list[Event]]:
         """Events of each text, offsets into that text."""
+        ...
+
+    def predict_records(self, texts: Sequence[str], ids: Sequence[str] | None = None) -> list[Any]:
+        """Events of each record (a list of Event), or the error of a record that failed."""
         ...
 
     def save(self, path: str | Path) -> Any:
@@ -201,8 +218,8 @@ def load_model(name_or_path: str | Path = "auto") -> PVModel:
     """Load a model by name (``auto``, ``crf``, ``transformer``, ``onnx``, ``llm``) or folder path.
 
     Loaded models are cached by :data:`REGISTRY` (per resolved folder), so repeated calls
-    are cheap. A lookup starts no thread: the scope pipeline and gazetteer warm-up
-    (:func:`clinex.pv.postprocess.warm_up`) is the pipeline's to start.
+    are cheap. A lookup starts no thread and loads nothing else: the scope pipeline and
+    the gazetteer load at their first use (or up front with :func:`clinex.pv.steps.prepare`).
 
     Parameters
     ----------
