@@ -146,10 +146,11 @@ ALLOWED = {
     # model folders: `clinex pv train|gate` build them in a staging folder and swap it in whole
     # (pv/train_cli.py _pv_staging_dir/_pv_swap_in); model.json, written last and atomically, marks a
     # folder as a model, so a folder torn while its weights were written is never loaded
-    ("pv/models/crf.py", "save", "shutil.copyfile"): "model weights, staged folder",
+    ("pv/models/crf_persist.py", "save", "shutil.copyfile"): "model weights, staged folder",
     ("pv/models/onnx/model.py", "save", "shutil.copyfile"): "model weights, staged folder",
     ("pv/models/transformer/export.py", "_store_half", "onnx.save"): "model weights, staged folder",
     ("pv/models/transformer/export.py", "export_onnx", "shutil.copyfile"): "model weights, staged folder",
+    ("pv/models/transformer/export.py", "_store_graph", "shutil.copyfile"): "model weights, staged folder",
     ("pv/models/transformer/persist.py", "save", "enc.save_pretrained"): "model weights, staged folder",
     ("pv/models/transformer/persist.py", "save", "self.tokenizer_.save_pretrained"): "tokenizer, staged folder",
     ("pv/models/transformer/persist.py", "save", "save_file"): "model weights, staged folder",

@@ -267,3 +267,35 @@ def test_one_thread_setting() -> None:
     assert bad == [], "a thread count set without clinex.threads:\n" + "\n".join(bad)
     assert THREAD_KNOBS.search("opts.intra_op_num_threads = 2")
     assert THREAD_KNOBS.search('os.environ["OMP_NUM_THREADS"] = "1"')
+
+
+LEAVING = re.compile(r"\bSystemExit\(|\bsys\.exit\(|\bos\._exit\(|\btyper\.Exit\(\s*(?!(?:code\s*=\s*)?0\s*\))(?!\))")
+
+
+def test_one_exit_status() -> None:
+    """docs/ARCHITECTURE.md: a run that may skip items leaves through the one exit-status
+    helper (:func:`clinex.surface.exit_status` and :func:`clinex.surface.finish`: 0 all
+    done, 1 some skipped, 2 none done); only the root entry point (:func:`clinex.cli.main`)
+    also maps errors to a status."""
+    hits = _hits(LEAVING, {"surface.py", "cli.py"})
+    assert hits == [], "a command leaves with its own status (use clinex.surface.finish):\n" + "\n".join(hits)
+    for copy in ("raise typer.Exit(code=1)", "raise typer.Exit(1)", "sys.exit(status)", "raise SystemExit(2)",
+                 "raise typer.Exit(code=rc)"):
+        assert LEAVING.search(copy), copy
+    assert not LEAVING.search("raise typer.Exit(code=0)") and not LEAVING.search("raise typer.Exit()")
+
+
+def test_one_model_setting() -> None:
+    """docs/ARCHITECTURE.md: the model of a run is resolved once, by
+    :class:`clinex.surface.Settings` (the option, then ``$CLINEX_<TASK>_MODEL``, then
+    ``auto``); no surface reads a model variable itself (``$CLINEX_LLM_MODEL``, the LLM
+    server's model name, is read by :mod:`clinex.llm.config`)."""
+    hits = []
+    for path in _sources():
+        rel = path.relative_to(PKG).as_posix()
+        if rel in ("surface.py", "llm/config.py"):
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"\b(?:environ|getenv)\b", line) and "_MODEL" in line:
+                hits.append(f"{rel}:{n}: {line.strip()}")
+    assert hits == [], "a model variable read outside clinex.surface.Settings:\n" + "\n".join(hits)

@@ -33,9 +33,9 @@ def test_the_servers_variables_choose_the_model_when_the_request_names_none(serv
         rob = c.post("/api/rob/assess", params={"filename": "t.txt"}, content=TRIAL.encode())
         assert rob.status_code == 200 and rob.json()["model"] == "clinex.rob.cues.v1"
         pv = c.post("/api/pv/extract", json={"text": "Rash after amoxicillin."})
-        assert pv.status_code == 422 and "nosuch-pv" in pv.json()["error"]["message"]
+        assert pv.status_code == 422 and "CLINEX_PV_MODEL names no pv model" in pv.json()["error"]["message"]
         cohort = c.post("/api/cohort/patient", json={"files": NOTE})
-        assert cohort.status_code == 422 and "nosuch-cohort" in cohort.json()["error"]["message"]
+        assert cohort.status_code == 422 and "CLINEX_COHORT_MODEL names no cohort" in cohort.json()["error"]["message"]
 
 
 def test_a_model_the_request_names_wins_over_the_variables(server: str) -> None:
@@ -60,3 +60,16 @@ def test_without_the_variables_the_default_is_auto(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("CLINEX_ROB_MODEL", "cues")  # read per request, as the CLI reads it per run
     rob = client.post("/api/rob/assess", params={"filename": "t.txt"}, content=TRIAL.encode())
     assert rob.json()["model"] == "clinex.rob.cues.v1"
+
+
+def test_a_folder_in_the_variable_is_refused_without_naming_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """On the web the variable, like the request, names a registry model: a folder there
+    would put a server path in the answer."""
+    folder = tmp_path / "secret-models" / "crf"
+    monkeypatch.setenv("CLINEX_PV_MODEL", str(folder))
+    r = TestClient(create_app()).post("/api/pv/extract", json={"text": "Rash after amoxicillin."})
+    err = r.json()["error"]
+    assert (r.status_code, err["code"], err["field"]) == (422, "CLX006", "model")
+    assert "secret-models" not in r.text and str(tmp_path) not in r.text
+    assert err["message"] == ("[CLX006] field 'model': the server's CLINEX_PV_MODEL names no pv model this server offers; "
+                              "name one in the request or ask the server's operator")

@@ -133,11 +133,11 @@ from pydantic import BaseModel, Field, field_validator
 
 from clinex import __version__
 from clinex.cohort import surface as cohort
-from clinex.errors import ClinexError
+from clinex.errors import ClinexError, ModelError
 from clinex.io import limits
 from clinex.pv import surface as pv
 from clinex.rob import surface as rob
-from clinex.surface import Settings
+from clinex.surface import Settings, model_env
 from clinex.web.guard import BodyDeadline, Guard, Pool
 from clinex.web.guard import setting as _setting
 from clinex.web.errors import add_error_handlers
@@ -202,17 +202,25 @@ _check_cohort_model = cohort.check_model_name
 
 
 def _model(task: str, given: str | None) -> str:
-    """The model of one task request: the client's ``model`` when given (checked: registry
-    names only), else ``CLINEX_<TASK>_MODEL``, else ``auto`` (:meth:`clinex.surface.Settings.resolve`).
+    """The model of one task request: the client's ``model`` when given, else
+    ``CLINEX_<TASK>_MODEL``, else ``auto`` (:meth:`clinex.surface.Settings.resolve`); on the
+    web either must be a registry name (a model folder would put a server path in answers).
 
     Raises
     ------
     ModelError
-        The client named a model the task's registry does not hold (``field`` ``model``).
+        The model is not a name the task's registry holds (``field`` ``model``).
     """
+    model = Settings.resolve(task, model=given).model
     if given is not None:
         _CHECKS[task](given)
-    return Settings.resolve(task, model=given).model
+        return model
+    try:  # the server's variable: a registry name too, and never echoed (it may be a path)
+        _CHECKS[task](model)
+    except ClinexError:
+        raise ModelError(f"the server's {model_env(task)} names no {task} model this server offers; "
+                         "name one in the request or ask the server's operator", field="model") from None
+    return model
 
 
 def _query_model(task: str, request: Request, model: str) -> str:
