@@ -348,6 +348,7 @@ class Registry(dict[str, ModelKind]):
         if kind.factory is None:
             location = kind.location()
             if location is not None and not args and not options:
+                kind.import_class(self.install_hint)  # a missing library fails, cached model or not
                 return self._cached(("path", _stamp(location)), lambda: self.read(location, kind.name))
             kind.check_installed()
             build: Callable[[], Any] = lambda: kind.import_class(self.install_hint)(*args, **options)  # noqa: E731
