@@ -99,7 +99,8 @@ def batch(
     ),
     force: bool = typer.Option(
         False, "--force",
-        help="Start again when OUTPUT holds a run that cannot be resumed (its own files are removed, no others).",
+        help="Start again: the earlier run's files in OUTPUT are removed (no others), resumable or not; "
+        "without it a finished or stopped run is resumed, and one that cannot be is refused.",
     ),
 ) -> None:
     """Run TASK over many inputs with Dask; write results.parquet, errors.jsonl, manifest.json.

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clinex.errors import InputError, SchemaError
+from clinex.errors import ClinexError, InputError, SchemaError
 
 __all__ = [
     "Item",
@@ -152,7 +152,7 @@ class Settings:
         task : str
             ``pv``, ``rob`` or ``cohort``.
         model : str or Path, optional
-            The ``--model`` option (None or empty: not given).
+            The ``--model`` option (None or empty: not given; an empty variable is not set either).
         environ : mapping, optional
             The environment (default ``os.environ``).
 
@@ -164,14 +164,44 @@ class Settings:
         Settings(task='rob', model='rules', model_from='env')
         >>> Settings.resolve("cohort", environ={}).model
         'auto'
+        >>> Settings.resolve("pv", environ={"CLINEX_PV_MODEL": ""}).model
+        'auto'
         """
         env = os.environ if environ is None else environ
         if model:
             return cls(task, str(model), "option")
-        var = model_env(task)
-        if var in env:
-            return cls(task, env[var], "env")
+        value = env.get(model_env(task), "").strip()
+        if value:  # set and not empty (``export CLINEX_PV_MODEL=`` clears it)
+            return cls(task, value, "env")
         return cls(task, DEFAULT_MODEL, "default")
+
+    def load(self, loader: Callable[[str], Any]) -> Any:
+        """``loader(self.model)``; a model named by the environment variable that fails
+        says so (the user may not know the variable is set).
+
+        Raises
+        ------
+        ClinexError
+            What ``loader`` raises; when :attr:`model_from` is ``"env"`` the message ends
+            ``(the model named by $CLINEX_<TASK>_MODEL)``.
+
+        Examples
+        --------
+        >>> def load(name):
+        ...     raise SchemaError(f"unknown model {name!r}")
+        >>> try:
+        ...     Settings.resolve("pv", environ={"CLINEX_PV_MODEL": "bogus"}).load(load)
+        ... except SchemaError as exc:
+        ...     print(exc)
+        [CLX005] unknown model 'bogus' (the model named by $CLINEX_PV_MODEL)
+        """
+        try:
+            return loader(self.model)
+        except ClinexError as exc:
+            if self.model_from != "env":
+                raise
+            raise type(exc)(f"{exc.message} (the model named by ${model_env(self.task)})", path=exc.path,
+                            line=exc.line, field=exc.field) from None
 
 
 def exit_status(done: int, skipped: int) -> int:

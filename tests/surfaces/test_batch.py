@@ -208,7 +208,7 @@ def test_pv_batch_model_option_recorded_and_resume_guarded(cli, tmp_path: Path) 
     assert res.code == 2
     assert res.stderr == (
         f"[CLX001] {out / 'manifest.json'}: the run in this folder used model clinex.pv.crf.v1, not "
-        f"clinex.pv.crf.v1 from {folder.resolve()}; give the same --model to resume, or a new --output\n"
+        f"clinex.pv.crf.v1 from {folder.resolve()}; give the same --model (or $CLINEX_PV_MODEL) to resume, or a new --output\n"
     )
     res = cli("batch", "pv", src, "--output", tmp_path / "out2", "--model", str(folder))
     assert res.code == 0, res.stderr

@@ -119,9 +119,12 @@ def test_pv_extract_honours_clinex_pv_model() -> None:
     # the option beats the variable
     both = _clinex("pv", "extract", text, "--model", "crf", env={"CLINEX_PV_MODEL": "no-such-model"})
     assert (both.returncode, both.stdout) == (0, by_option.stdout)
-    # a bad variable is the same error as the same bad option
+    # a bad variable is the same error as the same bad option, naming the variable
     bad_env = _clinex("pv", "extract", text, env={"CLINEX_PV_MODEL": "no-such-model"})
     bad_option = _clinex("pv", "extract", text, "--model", "no-such-model", env={})
     assert (bad_env.returncode, bad_env.stdout) == (2, "")
-    assert bad_env.stderr == bad_option.stderr
+    assert bad_env.stderr == bad_option.stderr.rstrip("\n") + " (the model named by $CLINEX_PV_MODEL)\n"
     assert bad_env.stderr.startswith("[CLX006] ")
+    # an empty variable is no setting (``export CLINEX_PV_MODEL=`` clears it): auto
+    empty = _clinex("pv", "extract", text, env={"CLINEX_PV_MODEL": ""})
+    assert (empty.returncode, empty.stdout) == (0, _clinex("pv", "extract", text, env={}).stdout)

@@ -219,8 +219,8 @@ def _plan(task: str, inputs: Iterable[str | Path], out_dir: str | Path, partitio
     if batch_size is not None and "batch_size" in surface.batch_options:
         options["batch_size"] = batch_size  # else the task's own default
     # the settings of the run, resolved once: --model, else $CLINEX_<TASK>_MODEL, else auto
-    spec = Settings.resolve(task, model=model).model
-    options["model"], record = surface.resolve_model(spec, crits)  # built before any item
+    settings = Settings.resolve(task, model=model)
+    options["model"], record = settings.load(lambda spec: surface.resolve_model(spec, crits))  # before any item
     plan = _Plan(task, surface, paths, out, partition_size, crits, screen, options, record)
     plan.fingerprint = _fingerprint(task, list(surface.columns), paths, partition_size, crits,
                                     screen.terms if screen else ())

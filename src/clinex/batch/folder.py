@@ -15,6 +15,7 @@ from typing import Any
 
 from clinex.batch.parts import _part_stamp, _read_sidecar
 from clinex.errors import InputError
+from clinex.surface import model_env
 
 _RUN_FILES = ("manifest.json", "results.parquet", "errors.jsonl", "parts")
 """What a run writes into its output folder (``--force`` removes these, nothing else)."""
@@ -166,6 +167,6 @@ def _check_same_model(old: dict[str, Any], record: dict[str, str], manifest_path
 
     raise InputError(
         f"the run in this folder used model {describe(old)}, not {describe(record)}; "
-        "give the same --model to resume, or a new --output",
+        f"give the same --model (or ${model_env(old.get('task', '<task>'))}) to resume, or a new --output",
         path=manifest_path,
     )

@@ -182,8 +182,9 @@ def screen(
 
     if batch_size < 1:  # the option's own message, as `clinex pv extract --batch-size`
         raise InputError(f"--batch-size must be >= 1; got {batch_size}", field="--batch-size")
-    model = Settings.resolve("cohort", model=model).model
-    check_model_name(model)
+    settings = Settings.resolve("cohort", model=model)
+    settings.load(check_model_name)
+    model = settings.model
     total = surface.count_patients(paths)
     errors: list[ClinexError] = []
     console = Console(stderr=True)

@@ -285,7 +285,7 @@ def extract_cmd(
     if screen is not None:  # --drug: only records that mention one of the drugs
         surface.screen_records(read, screen, _warn)
     surface.check_outputs(output, fmt, force, read)
-    loaded = surface.load(settings.model)  # fail early (exit 2) on an unknown or missing model
+    loaded = settings.load(surface.load)  # fail early (exit 2) on an unknown or missing model
     with Progress("extract", total=len(read.records), unit="records",
                   enabled=len(read.records) > batch_size) as bar:
         items, failed = surface.extract_batches(read, loaded, batch_size, min_trigger_prob, bar.advance)

@@ -88,7 +88,7 @@ def assess_cmd(
     batch = _batch_paths(namer, plot)
     if not force:
         _refuse_existing([batch["robvis"], *batch.get("traffic_light", ()), *batch.get("summary", ())])
-    evidence_model = surface.load_model(Settings.resolve("rob", model=model).model)
+    evidence_model = Settings.resolve("rob", model=model).load(surface.load_model)
     done = run.assess_all(inputs, namer, evidence_model, weights, html=html, force=force,
                           multiple_some_concerns_high=multiple_some_concerns_high)
     if not done:
@@ -503,8 +503,9 @@ def _agreement_report(gold: str, pred: str | None, model: str | None, texts: str
             predictions = load_predictions(pred, warnings=problems)
             pred_name = pred
         else:
-            name = Settings.resolve("rob", model=model).model
-            evidence_model = surface.load_model(name)
+            settings = Settings.resolve("rob", model=model)
+            name = settings.model
+            evidence_model = settings.load(surface.load_model)
             with err.status(f"assessing {len(gold_docs)} documents with {name}"):
                 predictions = assess_gold(gold_docs, evidence_model, warnings=problems)
             pred_name = f"model:{name}"

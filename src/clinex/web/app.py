@@ -498,6 +498,10 @@ def create_app(
     deadline = BodyDeadline(_setting(body_timeout, "CLINEX_WEB_BODY_TIMEOUT", BodyDeadline.timeout, 1),
                             _setting(body_min_rate, "CLINEX_WEB_BODY_MIN_RATE", BodyDeadline.min_rate, 1))
     hosts = _hosts(allowed_hosts)
+    for task, check in _CHECKS.items():  # a bad $CLINEX_<TASK>_MODEL stops the server before it listens
+        settings = Settings.resolve(task)
+        if settings.model_from == "env":
+            settings.load(check)
     app = FastAPIOffline(title="clinex", version=__version__,
                          description="Clinical text to structured, checkable evidence; runs on this machine.")
     app.state.pool = pool

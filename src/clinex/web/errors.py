@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
-from clinex.errors import ClinexError, InputError
+from clinex.errors import ClinexError, InputError, ModelError
 from clinex.web.guard import BodyTimedOut, BodyTooLarge, TimedOut
 from clinex.web.guard import error as _error
 
@@ -107,6 +107,8 @@ def add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ClinexError)
     async def _clinex_error(_: Request, exc: ClinexError) -> JSONResponse:
+        if isinstance(exc, ModelError) and exc.path is not None:  # where a model lies is the server's
+            exc = ModelError(exc.message, field=exc.field or "model")
         return _error(422, exc.code, str(exc), exc.field)
 
     @app.exception_handler(ClientDisconnect)
