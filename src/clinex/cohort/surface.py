@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from clinex.cohort.models import model_names
-from clinex.errors import ClinexError, InputError, ModelError
+from clinex.errors import ClinexError, InputError
 from clinex.surface import Item, ItemError, TaskSurface, cached_model
 
 __all__ = [
@@ -49,10 +49,9 @@ def check_model_name(name: str) -> None:
     ModelError
         ``name`` is not a registry name (the message lists them).
     """
-    from clinex.cohort.models import unknown_model_message
+    from clinex.cohort.models import REGISTRY
 
-    if name not in model_names():
-        raise ModelError(unknown_model_message(name), field="model")
+    REGISTRY.check_name(name, field="model")
 
 
 def model_version(name: str) -> str:

@@ -76,7 +76,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from clinex.pv.record_mentions import (
     _DETERMINER_BEFORE,

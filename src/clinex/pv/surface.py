@@ -31,7 +31,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from clinex.errors import ClinexError, ModelError
+from clinex.errors import ClinexError
+from clinex.io.jsonl import JSONL_SUFFIXES, is_jsonl
+from clinex.pv.counts import COUNT_COLUMNS, event_counts
+from clinex.pv.models import model_names
+from clinex.pv.pipeline import RECORDS_PER_CALL
 from clinex.pv.surface_io import (
     ExtractInput,
     check_outputs,
@@ -43,10 +47,6 @@ from clinex.pv.surface_io import (
     sniff_kind,
     write_output,
 )
-from clinex.io.jsonl import JSONL_SUFFIXES, is_jsonl
-from clinex.pv.counts import COUNT_COLUMNS, event_counts
-from clinex.pv.models import model_names
-from clinex.pv.pipeline import RECORDS_PER_CALL
 from clinex.surface import Item, ItemError, TaskSurface, cached_model, folder_files
 
 __all__ = [
@@ -79,10 +79,9 @@ def check_model_name(name: str) -> None:
     ModelError
         ``name`` is not a registry name (the message lists them).
     """
-    from clinex.pv.models import unknown_model_message
+    from clinex.pv.models import REGISTRY
 
-    if name not in model_names():
-        raise ModelError(unknown_model_message(name, folders=False), field="model")
+    REGISTRY.check_name(name, field="model")
 
 
 def load(spec: str) -> Any:

@@ -433,8 +433,8 @@ def _tagtog_gold(src: Path, texts: str | Path | None, problems: list[str]) -> di
     InputError
         ``src`` is no tagtog annotator folder (no ``*.ann.json``, directly or in ``pool/``).
     """
-    from clinex.rob.formats.tagtog import doc_key
     from clinex.rob.annotator import _tagtog_dir, load_annotator
+    from clinex.rob.formats.tagtog import doc_key
 
     tag_dir = _tagtog_dir(src)
     if tag_dir is None:

@@ -493,7 +493,13 @@ def _agreement_report(gold: str, pred: str | None, model: str | None, texts: str
     """The agreement of PRED's (or the model's) answers with the gold; warnings so far printed on an error."""
     from clinex.errors import ClinexError
     from clinex.rob import surface
-    from clinex.rob.answer_agreement import THRESHOLD, answer_agreement, assess_gold, load_gold, load_predictions
+    from clinex.rob.answer_agreement import (
+        THRESHOLD,
+        answer_agreement,
+        assess_gold,
+        load_gold,
+        load_predictions,
+    )
     from clinex.surface import Settings
 
     problems: list[str] = []

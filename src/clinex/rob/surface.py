@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from clinex.errors import ClinexError, InputError, ModelError, SchemaError
+from clinex.errors import ClinexError, InputError, SchemaError
 from clinex.rob.evidence import AUTO_KIND, model_names
 from clinex.surface import Item, ItemError, TaskSurface, cached_model, folder_files
 
@@ -53,10 +53,9 @@ def check_model_name(name: str) -> None:
     ModelError
         ``name`` is not a registry name (the message lists them).
     """
-    from clinex.rob.evidence import unknown_model_message
+    from clinex.rob.evidence import REGISTRY
 
-    if name not in model_names():
-        raise ModelError(unknown_model_message(name, files=False), field="model")
+    REGISTRY.check_name(name, field="model")
 
 
 def load_model(spec: str) -> Any:

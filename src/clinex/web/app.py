@@ -138,9 +138,9 @@ from clinex.io import limits
 from clinex.pv import surface as pv
 from clinex.rob import surface as rob
 from clinex.surface import Settings, model_env
+from clinex.web.errors import add_error_handlers
 from clinex.web.guard import BodyDeadline, Guard, Pool
 from clinex.web.guard import setting as _setting
-from clinex.web.errors import add_error_handlers
 from clinex.web.security import Security
 from clinex.web.tasks import cohort_patient_work as _cohort_patient_work
 from clinex.web.tasks import cohort_work as _cohort_work

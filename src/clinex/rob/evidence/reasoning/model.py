@@ -44,6 +44,7 @@ from pathlib import Path
 from clinex.errors import InputError, SchemaError
 from clinex.rob.evidence.assertion import absence_cues, default_scope
 from clinex.rob.evidence.cues import CueEvidenceModel
+from clinex.rob.evidence.reading import load_reading_list, reading_evidence
 from clinex.rob.evidence.reasoning.counts import PLANNING, consort_counts, find_counts, flow
 from clinex.rob.evidence.reasoning.facts import (
     Sentence,
@@ -53,7 +54,6 @@ from clinex.rob.evidence.reasoning.facts import (
 )
 from clinex.rob.evidence.reasoning.rules import Context, Decision, decide
 from clinex.rob.evidence.response import SQ_IDS, answer_from_votes, judgement_of
-from clinex.rob.evidence.reading import load_reading_list, reading_evidence
 from clinex.rob.evidence.segment import document_sections, document_segments
 from clinex.rob.schema import fold_response
 from clinex.rob.types import Evidence, SQAnswer
