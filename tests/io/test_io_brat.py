@@ -4,6 +4,7 @@ import logging
 from pathlib import Path
 
 import pytest
+from event_forms import canonical
 
 from clinex.errors import EncodingError, FormatError, InputError, OffsetError, SchemaError
 from clinex.pv.formats.brat import iter_brat_dir, read_brat, read_brat_dir, to_ann, write_brat
@@ -11,24 +12,6 @@ from clinex.pv.formats.phee_json import read_phee_json, to_phee_dict
 from clinex.pv.types import SentenceEvents
 
 TEXT = "A 6-year-old boy had severe rash and mild fever after amoxicillin and clavulanate."
-
-
-def canonical(item: SentenceEvents) -> tuple:
-    """Order-free form of a sentence's events: (type, trigger, args, subs, combos, attributes)."""
-    def sp(span):
-        return tuple((f.start, f.end, f.text) for f in span.fragments)
-
-    events = []
-    for ev in item.events:
-        events.append((
-            ev.event_type,
-            sp(ev.trigger),
-            tuple(sorted((a.role, sp(a.span)) for a in ev.arguments)),
-            tuple(sorted((m, a.role, sp(a.span)) for m, v in ev.sub_arguments.items() for a in v)),
-            tuple(sorted((sp(c.trigger), tuple(sorted(sp(d.span) for d in c.drugs))) for c in ev.combinations)),
-            tuple(sorted((a.name, str(a.value), sp(a.cue)) for a in ev.attributes)),
-        ))
-    return item.id, item.text, tuple(sorted(events))
 
 
 def _pair(tmp_path: Path, ann: str, text: str = TEXT, name: str = "s1") -> Path:

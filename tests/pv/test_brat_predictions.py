@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 
 import pytest
-from test_io_brat import canonical
+from event_forms import canonical
 
 from clinex.pv.formats.brat import read_brat, read_brat_dir, to_ann, write_brat
 from clinex.pv.formats.phee_json import read_phee_json, to_phee_dict
