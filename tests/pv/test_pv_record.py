@@ -343,6 +343,21 @@ def test_pairs_merge_their_events() -> None:
     assert reaction_key(" The  Neutrophil\nCount ") == "neutrophil count"
 
 
+def test_a_pair_needs_a_product_and_a_reaction() -> None:
+    """Fresh-user QA on BC5CDR: "a significant decrease in nigral GAD activity" was cut into
+    the Effects "a" and "decrease ..." (6293644), and "human" was a drug; neither is a pair."""
+    text = "Calcitonin caused a significant decrease in GAD activity in human and placebo subjects."
+    events = (
+        _event(text, "caused", effect="a", drug="Calcitonin", treatment="Calcitonin"),
+        _event(text, "caused", effect="decrease in GAD activity", drug="Calcitonin", treatment="Calcitonin"),
+        _event(text, "caused", effect="decrease in GAD activity", drug="human", treatment="human"),
+        _event(text, "caused", effect="decrease in GAD activity", drug="placebo", treatment="placebo"),
+    )
+    pairs = record_pairs(SentenceEvents(id="q", text=text, events=events))
+    assert [(p.drug, p.drug_text, p.reaction) for p in pairs] == [
+        ("calcitonin", "Calcitonin", "decrease in gad activity")]
+
+
 def test_a_long_record_is_read_in_linear_work() -> None:
     parts, events, sentences, pos = [], [], [], 0
     for i in range(4000):

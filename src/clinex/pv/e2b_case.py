@@ -22,6 +22,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from clinex.errors import FormatError
+from clinex.pv.normalise import NOT_A_PRODUCT
+from clinex.pv.pairs import names_no_reaction
 from clinex.pv.types import Event, SentenceEvents
 
 __all__ = ["NOT_XML", "Case", "Drug", "ElementRule", "Patient", "Reaction", "age_group_of", "age_of",
@@ -328,14 +330,9 @@ def _subs(ev: Event, main: str, role: str) -> list[str]:
     return [a.span.text for a in ev.sub_arguments.get(main, ()) if a.role == role]
 
 
-#: Drug mentions that are never a suspect drug of an ICSR: placebo and vehicles, bare
-#: numbers, species and words that name no product ("substance", "drug"). The model tags
-#: them as Drug now and then (fresh-user QA on BC5CDR: "placebo" and "5" became suspects);
-#: ICH E2B(R3) G.k asks for the medicinal product the reporter suspects.
-_NOT_A_SUSPECT = re.compile(
-    r"^\W*(?:(?:matching |identical )?placebos?|vehicle|saline|sham|control|controls|substances?|drugs?|agents?|"
-    r"medications?|compounds?|treatments?|therapy|human|humans|rats?|mice|mouse|dogs?|rabbits?|"
-    r"[\d.,\s%/-]+)\W*$", re.I)
+#: Drug mentions that are never a suspect drug of an ICSR (ICH E2B(R3) G.k: the medicinal
+#: product the reporter suspects): :data:`clinex.pv.normalise.NOT_A_PRODUCT`.
+_NOT_A_SUSPECT = NOT_A_PRODUCT
 
 
 def case_from_record(item: SentenceEvents, *, source: str = "", meta: dict[str, Any] | None = None,
@@ -371,7 +368,7 @@ def case_from_record(item: SentenceEvents, *, source: str = "", meta: dict[str, 
     for ev in item.events:
         if ev.event_type != "Adverse_event" or not is_asserted(ev):
             continue
-        effects = [a.span.text for a in ev.main("Effect") if a.span.text.strip()]
+        effects = [a.span.text for a in ev.main("Effect") if not names_no_reaction(a.span.text)]
         named = _suspects(ev)
         if not effects or not named:
             continue

@@ -22,12 +22,34 @@ tree number.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from clinex.pv.types import Event
 
-__all__ = ["drug_entry", "drug_label", "drug_arguments", "drug_counts"]
+__all__ = ["drug_entry", "drug_label", "drug_arguments", "drug_counts", "NOT_A_PRODUCT", "names_no_product"]
+
+#: Drug mentions that name no medicinal product: placebo and vehicles, bare numbers,
+#: species and words that name no product ("substance", "drug"). The model tags them as
+#: Drug now and then (fresh-user QA on BC5CDR: "placebo", "5", "human" and "rats" became
+#: suspects or pair drugs); ICH E2B(R3) G.k asks for the medicinal product the reporter
+#: suspects, and a drug -> reaction pair (:mod:`clinex.pv.pairs`) for a drug.
+NOT_A_PRODUCT = re.compile(
+    r"^\W*(?:(?:matching |identical )?placebos?|vehicle|saline|sham|control|controls|substances?|drugs?|agents?|"
+    r"medications?|compounds?|treatments?|therapy|human|humans|rats?|mice|mouse|dogs?|rabbits?|"
+    r"[\d.,\s%/-]+)\W*$", re.I)
+
+
+def names_no_product(text: str) -> bool:
+    """Whether a Drug mention names no medicinal product (:data:`NOT_A_PRODUCT`).
+
+    Examples
+    --------
+    >>> [t for t in ("placebo", "matching placebo", "5", "rats", "human", "aspirin") if names_no_product(t)]
+    ['placebo', 'matching placebo', '5', 'rats', 'human']
+    """
+    return bool(NOT_A_PRODUCT.search(text))
 
 # MeSH trees of gazetteer records that are no drug: enzymes, proteins and receptors,
 # nucleic acids, drug classes

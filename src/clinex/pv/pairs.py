@@ -7,9 +7,12 @@ Effect:
 
 * **drugs**: its ``Treatment.Drug`` sub-arguments and combination drugs, or, when it has
   neither, its Treatment arguments; a referring expression that was not resolved ("the
-  drug" with no antecedent: :func:`clinex.pv.record.is_anaphoric_argument`) names no drug. A drug
-  taken from another sentence (:mod:`clinex.pv.record`) counts like any other.
-* **reactions**: its Effect arguments; an event without one states no pair.
+  drug" with no antecedent: :func:`clinex.pv.record.is_anaphoric_argument`) names no drug,
+  nor does a mention that names no medicinal product ("placebo", "human", "5":
+  :func:`clinex.pv.normalise.names_no_product`). A drug taken from another sentence
+  (:mod:`clinex.pv.record`) counts like any other.
+* **reactions**: its Effect arguments, but not one that is only a function word ("a" of
+  "a significant decrease": :func:`names_no_reaction`); an event without one states no pair.
 
 Pairs are unique by ``(drug, reaction, event_type)``: the drug normalised by
 :func:`clinex.pv.record.drug_key` (the gazetteer's canonical name in lower case, an
@@ -32,15 +35,34 @@ import re
 
 from clinex.pv.counts import is_negated_event, is_speculated_event
 from clinex.pv.inputs import sentence_pieces
+from clinex.pv.normalise import names_no_product
 from clinex.pv.record import EVENT_TYPES, drug_key, drug_mentions, is_anaphoric_argument, sentence_index
 from clinex.pv.types import Argument, Event, Pair, SentenceEvents
 
-__all__ = ["record_pairs", "event_drugs", "reaction_key"]
+__all__ = ["record_pairs", "event_drugs", "reaction_key", "names_no_reaction"]
 
 
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+")
+#: Words that are no reaction on their own (an Effect the model cut to "a" or "of"). No
+#: Effect of PHEE train or dev is one of them.
+_FUNCTION_WORDS = frozenset(
+    "a an the of and or in to with for on at by as is was this that these it its".split())
 #: A measurement that recovers rather than a reaction ("neutrophil count", "liver function", "sodium level")
 _MEASURE = re.compile(r"\b(count|counts|level|levels|function|values?|concentrations?|tests?|parameters?)\b")
+
+
+def names_no_reaction(text: str) -> bool:
+    """Whether an Effect names no reaction: blank, or only a function word ("a", "of") --
+    what is left when the model cuts "a significant decrease" into "a" and "decrease ..."
+    (fresh-user QA on BC5CDR 6293644). No Effect of PHEE train or dev is one.
+
+    Examples
+    --------
+    >>> [t for t in ("a", " The ", "of", "rash", "a rash") if names_no_reaction(t)]
+    ['a', ' The ', 'of']
+    """
+    key = reaction_key(text)
+    return not key or key in _FUNCTION_WORDS
 
 
 def reaction_key(text: str) -> str:
@@ -116,10 +138,12 @@ def _gather(text: str, events: list[Event]) -> dict[tuple[str, str, str], dict]:
         negated, speculated = is_negated_event(ev), is_speculated_event(ev)
         names = {a.name for a in ev.attributes if a.value is True}
         for drug in event_drugs(text, ev):
+            if names_no_product(drug.span.text):  # "placebo", "human", "5": no drug of a pair
+                continue
             dkey = drug_key(drug.span.text, aliases)
             for eff in ev.main("Effect"):
                 key = (dkey, reaction_key(eff.span.text), ev.event_type)
-                if not key[1]:
+                if names_no_reaction(eff.span.text):  # "a" of "a significant decrease"
                     continue
                 got = acc.get(key)
                 if got is None:
