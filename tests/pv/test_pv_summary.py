@@ -294,3 +294,16 @@ def test_the_page_is_self_contained_and_its_data_inert(run: Path) -> None:
     html_text = render_pairs_html([evil], {"run": "<run>", "pairs": 1})
     assert html_text.count("</script>") == 2 and "<img" not in html_text and "<b>" not in html_text
     assert "<title>clinex: drug \u00d7 reaction pairs of &lt;run&gt;</title>" in html_text
+
+
+def test_a_record_named_by_its_pmid_counts_as_a_pmid(tmp_path: Path, cli) -> None:  # noqa: ANN001
+    """Fresh-user QA: a JSON-lines record whose id is a PMID was a PMID in `clinex pv e2b`
+    but not in the summary's counts; both use clinex.pv.run_folder.record_pmid now."""
+    src = tmp_path / "abstracts.jsonl"
+    src.write_text(json.dumps({"id": "6794356", "text": "Carbamazepine-induced hepatitis was diagnosed."}) + "\n"
+                   + json.dumps({"id": "doc-2", "text": "Carbamazepine-induced hepatitis occurred again."}) + "\n",
+                   encoding="utf-8")
+    assert cli("batch", "pv", src, "--output", tmp_path / "run").code == 0
+    assert cli("pv", "summarize", tmp_path / "run").code == 0
+    [row] = _csv(tmp_path / "run" / "summary" / "pairs.csv")
+    assert (row["drug"], row["reaction"], row["records"], row["pmids"]) == ("carbamazepine", "hepatitis", "2", "1")

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from clinex.errors import FormatError
 from clinex.pv.normalise import NOT_A_PRODUCT
 from clinex.pv.pairs import names_no_reaction
+from clinex.pv.run_folder import record_pmid
 from clinex.pv.types import Event, SentenceEvents
 
 __all__ = ["NOT_XML", "Case", "Drug", "ElementRule", "Patient", "Reaction", "age_group_of", "age_of",
@@ -298,7 +299,6 @@ _LIFE_THREATENING = re.compile(r"\blife[- ]threatening\b", re.IGNORECASE)
 _TRIAL_TYPES = re.compile(r"^(?:clinical trial\b.*|randomized controlled trial|controlled clinical trial|"
                           r"pragmatic clinical trial|equivalence trial|adaptive clinical trial)$", re.IGNORECASE)
 _STUDY_TYPES_OTHER = re.compile(r"^observational study$", re.IGNORECASE)
-_PMID_LIKE = re.compile(r"^[1-9]\d{4,8}$")  # a JSON-lines id of 5-9 digits is taken as a PMID
 
 
 def _key(text: str) -> str:
@@ -443,7 +443,7 @@ def _citation_facts(item: SentenceEvents, meta: dict[str, Any]
                     ) -> tuple[str | None, str | None, int | None, str | None]:
     """PMID, title, year and C.4.r.1 study type of a record, from its MEDLINE ``meta``
     (a record id of 5 to 9 digits is taken as the PMID without one)."""
-    pmid = str(meta["pmid"]) if meta.get("pmid") else (item.id if _PMID_LIKE.match(item.id) else None)
+    pmid = record_pmid(item.id, meta)
     title_end = meta.get("title_end")
     title = item.text[:title_end].strip() if isinstance(title_end, int) and 0 < title_end <= len(item.text) else None
     year = meta.get("year") if isinstance(meta.get("year"), int) else None

@@ -4,19 +4,39 @@
 (:mod:`clinex.pv.e2b`) read the same kind of folder: ``manifest.json`` (task ``pv``,
 status ``done``) and ``results.parquet`` with the pv columns. :func:`check_pv_run` is the
 one check both call; its messages are one template that names the command (``verb``), the
-folder or file at fault, what is missing and what to do.
+folder or file at fault, what is missing and what to do. :func:`record_pmid` is the one
+rule both use for a row's PubMed id.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from clinex.errors import FormatError, InputError
 
-__all__ = ["PV_RUN_COLUMNS", "check_pv_run", "sql_str"]
+__all__ = ["PV_RUN_COLUMNS", "check_pv_run", "record_pmid", "sql_str"]
+
+#: A record id of 5 to 9 digits, no leading zero: a PMID (PubTator, BC5CDR and PubMed
+#: exports name their records so).
+_PMID_LIKE = re.compile(r"^[1-9]\d{4,8}$")
+
+
+def record_pmid(record_id: str, meta: Mapping[str, Any] | None) -> str | None:
+    """The PubMed id of one row of a pv run: ``meta_json``'s ``pmid`` (MEDLINE input), else
+    a record id of 5 to 9 digits (a JSON-lines record named by its PMID), else None.
+
+    Examples
+    --------
+    >>> record_pmid("x", {"pmid": 123456}), record_pmid("6794356", {}), record_pmid("doc_1", None)
+    ('123456', '6794356', None)
+    """
+    if meta and meta.get("pmid"):
+        return str(meta["pmid"])
+    return record_id if _PMID_LIKE.match(record_id) else None
 
 #: The ``results.parquet`` columns that every reader of a pv run needs.
 PV_RUN_COLUMNS: tuple[str, ...] = ("id", "text", "phee_json")

@@ -31,8 +31,9 @@ over the events of the results' ``phee_json`` column (the drug and reaction name
   reaction, while "diabetes" stays as it is.
 * **Counts** per pair, ADE and PTE apart (``ade_*``, ``pte_*``) and together: events
   (distinct events: an event naming the drug twice counts once), records (distinct
-  ``(source, id)``) and PMIDs (distinct ``meta_json.pmid``: MEDLINE inputs only; the same
-  citation in a baseline and an update file counts once); ``dechallenge_events`` /
+  ``(source, id)``) and PMIDs (distinct :func:`clinex.pv.run_folder.record_pmid`:
+  ``meta_json.pmid`` of MEDLINE inputs, else a record id of 5 to 9 digits, the rule E2B
+  uses; the same citation in a baseline and an update file counts once); ``dechallenge_events`` /
   ``rechallenge_events`` (events with the ``Dechallenge`` / ``Rechallenge`` attribute,
   :mod:`clinex.pv.challenge`); ``first_year`` / ``last_year`` (``meta_json.year``; empty
   for other inputs).
@@ -69,7 +70,7 @@ from typing import Any
 from clinex.errors import ClinexError, FormatError, InputError
 from clinex.io.atomic import atomic_path, write_atomic
 from clinex.pv.counts import is_negated_event, is_speculated_event
-from clinex.pv.run_folder import check_pv_run
+from clinex.pv.run_folder import check_pv_run, record_pmid
 from clinex.pv.run_folder import sql_str as _sql_str
 from clinex.pv.summary_names import (
     REFERRING,
@@ -254,7 +255,7 @@ class _Reader:
             yield from self._record(str(rid), str(source), text, record.events, meta if isinstance(meta, dict) else {})
 
     def _record(self, rid: str, source: str, text: str, events: tuple[Event, ...], meta: dict[str, Any]) -> Iterator[str]:
-        pmid = meta.get("pmid")
+        pmid = record_pmid(rid, meta)
         year = meta.get("year")
         year = int(year) if isinstance(year, int | str) and str(year).isdigit() else None
         record_key = f"{source}\x1f{rid}"
