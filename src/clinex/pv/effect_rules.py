@@ -132,8 +132,29 @@ def blocks_retype(text: str) -> bool:
 _NEXT_WORDS = re.compile(r"\s*(\S+)(?:\s+(\S+))?(?:\s+(\S+))?")
 
 
+#: An Effect the sentence calls a complication of the treatment: "Treatment with X was
+#: complicated by Y", "Y complicating X therapy". Every event of PHEE train and dev whose
+#: trigger is such a word (12) is an Adverse_event.
+_COMPLICATED_BY = re.compile(r"\bcomplicated\s+by\s+(?:an?\s+|the\s+)?$", re.I)
+_COMPLICATING = re.compile(r"\s+complicating\b", re.I)
+
+
+def _a_complication(text: str, event: Event) -> bool:
+    """Whether an Effect of ``event`` is named a complication ("complicated by Y", "Y complicating")."""
+    return any(_COMPLICATED_BY.search(text, max(0, e.span.start - 40), e.span.start)
+               or _COMPLICATING.match(text, e.span.end) for e in event.main("Effect"))
+
+
 def retype(text: str, event: Event, blocked: bool) -> Event:
-    """:func:`retype_therapeutic` with its sentence-wide test given (``blocked``)."""
+    """:func:`retype_therapeutic` with its sentence-wide test given (``blocked``); and a
+    Potential_therapeutic_event whose Effect the sentence names a complication ("was
+    complicated by Y", "Y complicating": :func:`_a_complication`) becomes an Adverse_event (expert sentences, issue 24 QA:
+    "Treatment with isotretinoin was complicated by depression" was typed therapeutic)."""
+    if event.event_type == "Potential_therapeutic_event" and _a_complication(text, event):
+        return event.model_copy(update={
+            "event_type": "Adverse_event",
+            "trigger": event.trigger.model_copy(update={"label": "Adverse_event"}),
+        })
     if event.event_type != "Adverse_event" or blocked:
         return event
     words = [a.span.text for a in event.main("Effect")] + [event.trigger.text]

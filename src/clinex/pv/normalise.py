@@ -38,6 +38,7 @@ __all__ = ["drug_entry", "drug_label", "drug_arguments", "drug_counts", "NOT_A_P
 NOT_A_PRODUCT = re.compile(
     r"^\W*(?:(?:matching |identical )?placebos?|vehicle|saline|sham|control|controls|substances?|drugs?|agents?|"
     r"medications?|compounds?|treatments?|therapy|human|humans|rats?|mice|mouse|dogs?|rabbits?|"
+    r"(?:tick|insect|bee|wasp|spider|snake|dog|cat)(?:\s+(?:bites?|stings?))?s?|bites?|stings?|"
     r"[\d.,\s%/-]+)\W*$", re.I)
 
 
@@ -46,8 +47,8 @@ def names_no_product(text: str) -> bool:
 
     Examples
     --------
-    >>> [t for t in ("placebo", "matching placebo", "5", "rats", "human", "aspirin") if names_no_product(t)]
-    ['placebo', 'matching placebo', '5', 'rats', 'human']
+    >>> [t for t in ("placebo", "matching placebo", "5", "rats", "human", "tick", "aspirin") if names_no_product(t)]
+    ['placebo', 'matching placebo', '5', 'rats', 'human', 'tick']
     """
     return bool(NOT_A_PRODUCT.search(text))
 
