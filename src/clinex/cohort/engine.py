@@ -51,7 +51,15 @@ from clinex.cohort.criteria import (
     load_criteria,
 )
 from clinex.cohort.labs import find_lab_values, lab_holds, uln_shown
-from clinex.cohort.mentions import Mention, _clause, _hits, _is_female, _weekly_amount, propagate_dates
+from clinex.cohort.mentions import (
+    Mention,
+    _clause,
+    _hits,
+    _is_female,
+    _weekly_amount,
+    family_sentence,
+    propagate_dates,
+)
 from clinex.cohort.pieces import first_words, mask_lines, record_pieces
 from clinex.cohort.timeline import event_date, within_window
 from clinex.cohort.types import Decision, Evidence, Patient
@@ -286,6 +294,8 @@ class ScreeningEngine:
                 stext = stext[:-1]
             s_end = s_start + len(stext)
             mods = frozenset(m.category for m in span._.modifiers)
+            if "FAMILY" not in mods and family_sentence(stext, span.start_char - s_start):
+                mods = mods | {"FAMILY"}
             section = span._.section_category
             edate, how = event_date(stext, rdate if rdate is not None else (now if last else None), span.start_char - s_start)
             for ci, concept, canon, is_against in entries:

@@ -328,6 +328,7 @@ class _ValueReader:
         self.pending_cmp: str | None = None
         self.ref_bound = False
         self.pending_ref = False
+        self.after_baseline = False  # "Cr 1.5 (baseline 1.1-1.2)": that range is no reference range
         self.pre_ref: tuple[str, str, str | None, re.Match] | None = None
 
     def step(self, t: re.Match) -> bool:
@@ -374,6 +375,8 @@ class _ValueReader:
             self.skip_next = True
         if w in _REF_WORDS:
             self.pending_ref = True
+        if w in ("baseline", "usual") and values:
+            self.after_baseline = True
         return False
 
     def _cmp(self, s: str, start: int) -> None:
@@ -392,6 +395,11 @@ class _ValueReader:
         """A range "a-b": a threshold, a reference range before the value (kept for
         it), the last value's reference range, or a range of results."""
         lo_s, hi_s = re.split(r"\s*(?:-|–|to)\s*", t.group(), maxsplit=1)
+        if self.after_baseline:
+            # the patient's usual values, not the lab's reference range (blind cohort patient
+            # 110 of issue 24's QA: "Cr 1.5 (baseline 1.1-1.2)" read an upper limit of 1.2)
+            self.after_baseline = False
+            return
         if self.skip_next:
             self.skip_next = False
             return
@@ -432,6 +440,7 @@ class _ValueReader:
     def _number(self, t: re.Match) -> bool:
         """A number, or a comma run read as a list of numbers ("1.2,1.4"); True when
         the reading stops at one of them."""
+        self.after_baseline = False  # "(baseline 1.1)": a single value is read as before
         s = t.group()
         if t.lastgroup == "run":
             parts = [(s[a:b], t.start() + a, t.start() + b) for _, a, b in read_numbers(s)]

@@ -68,6 +68,40 @@ def _refers_back(m: Mention) -> bool:
     return bool(_HISTORY_WORDS.search(before + " " + m.sentence[m.start - m.sent_start : m.end - m.sent_start]))
 
 
+#: A sentence about a relative: an optional family-history heading, then a relative as
+#: its subject ("Family Hx: Mother w/ DM2, died of MI at 60", "Maternal aunt with T1DM,
+#: blind from PDR"). medspaCy's ConText ends a relative's scope at a comma (the PERSON_END
+#: rule of resources/context, for "mother with DM, patient with ..."), which left the
+#: second clause to the patient (blind cohort patients of issue 24's QA, 101 and 103).
+_FAMILY_SUBJECT = re.compile(
+    r"^\W*(?:(?:family\s+(?:hx|history)|fam\s+hx|fhx)\s*[:\-]\s*)?(?:(?:his|her|pt'?s|patient'?s)\s+)?"
+    r"(?:maternal\s+|paternal\s+)?(?:mother|father|mom|dad|parents?|brother|sister|siblings?|aunt|uncle|"
+    r"grand(?:mother|father|parents?)|cousin)\b", re.I)
+_FAMILY_HEADING = re.compile(r"^\W*(?:family\s+(?:hx|history)|fam\s+hx|fhx)\s*[:\-]", re.I)
+#: The patient named again: the clause is the patient's own ("Mother with DM; patient with MI").
+_PATIENT_AGAIN = re.compile(r"\b(?:patient|pt|he|she|himself|herself)\b", re.I)
+
+
+def family_sentence(sentence: str, start: int) -> bool:
+    """Whether the mention at ``start`` (offset into ``sentence``) is about a relative: the
+    sentence opens with a family-history heading or has a relative as its subject
+    (:data:`_FAMILY_SUBJECT`), and the patient is not named again before the mention.
+
+    Examples
+    --------
+    >>> family_sentence("Family Hx: Mother w/ DM2, died of MI at 60.", 34)
+    True
+    >>> family_sentence("Maternal aunt with T1DM, blind from PDR.", 36)
+    True
+    >>> family_sentence("Mother with DM2; patient had an MI in 2019.", 32)
+    False
+    >>> family_sentence("Patient with MI; mother with DM2.", 13)
+    False
+    """
+    m = _FAMILY_SUBJECT.match(sentence) or _FAMILY_HEADING.match(sentence)
+    return bool(m) and m.end() <= start and not _PATIENT_AGAIN.search(sentence, m.end(), start)
+
+
 @lru_cache(maxsize=8192)
 def _hits(rx: re.Pattern[str], clause: str) -> bool:
     """``rx.search(clause)``, cached: every mention of a long list sentence has the same
