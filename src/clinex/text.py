@@ -482,7 +482,7 @@ def _boundaries(text: str, start: int, end: int, line_breaks: str, glued: bool,
         cut = m.start()
         blank = m.group(0).count("\n") >= 2
         if lines and not blank and "\n" in m.group(0):
-            if m.end() >= end or not _line_ends_sentence(text, m.end(), end):
+            if m.end() >= end or _line_dangles(text, seg, cut) or not _line_ends_sentence(text, m.end(), end):
                 continue
         elif not blank and text[cut - 1 : cut] == ".":
             word = _last_word(text, seg, cut)
@@ -498,6 +498,17 @@ def _boundaries(text: str, start: int, end: int, line_breaks: str, glued: bool,
                 cuts.append((nl, nl + 1))
             line_start = nl + 1
     return sorted(cuts, key=lambda c: (c[0], -c[1]))
+
+
+#: A word that cannot end a line of a note: the line goes on ("CAD s/p\nMI/CABG", "h/o\nDVT",
+#: "admitted with\nNSTEMI"; blind cohort patient 104 of issue 24's QA).
+_DANGLING_END = re.compile(
+    r"(?:\b(?:s/p|S/P|h/o|H/O|c/o|w/|of|and|or|with|to|for|the|in|on|at|by|from|after|due)|[,&+/])$")
+
+
+def _line_dangles(text: str, start: int, cut: int) -> bool:
+    """Whether the line before the break at ``cut`` ends with a word that cannot end it."""
+    return bool(_DANGLING_END.search(text, max(start, cut - 8), cut))
 
 
 def _line_ends_sentence(text: str, nxt: int, end: int) -> bool:

@@ -37,9 +37,24 @@ def _decide(text: str, criterion: str) -> tuple[str, list[str]]:
      ("not met", ["CREATININE.serum_creatinine:value-not-meeting=1.5",
                   "CREATININE.serum_creatinine:value-not-meeting=1.1"])),
     ("Creatinine 1.4 (0.6-1.2).", "CREATININE", ("met", ["CREATININE.serum_creatinine:value=1.4 (ULN 1.2)"])),
+    # a line that ends in "s/p" goes on: the MI is the history the "s/p" names
+    ("Other: anemia; CAD s/p\nMI/CABG; DM2; CKD 3a", "MI-6MOS", ("not met", [])),
     # "not taking" after the drug's name
     ("Aspirin: not taking (declined again today).", "ASP-FOR-MI",
      ("not met", ["ASP-FOR-MI.aspirin:against=aspirin@26-33"])),
 ])
 def test_blind_patients_sentences(text: str, criterion: str, expected: tuple[str, list[str]]) -> None:
     assert _decide(text, criterion) == expected
+
+
+def test_a_note_line_that_dangles_goes_on() -> None:
+    from clinex.text import CLINICAL_NOTE_RULES, sentence_offsets
+
+    def cut(t: str) -> list[str]:
+        return [t[s:e] for s, e in sentence_offsets(t, **CLINICAL_NOTE_RULES)]
+
+    assert cut("Other: anemia; CAD s/p\nMI/CABG; DM2") == ["Other: anemia; CAD s/p\nMI/CABG; DM2"]
+    assert cut("HPI: 62 yo man with\nDM2 and HTN.") == ["HPI: 62 yo man with\nDM2 and HTN."]
+    assert cut("Labs: Na 138,\nK 4.2") == ["Labs: Na 138,\nK 4.2"]
+    assert cut("Hepatitis A\nMeds: aspirin") == ["Hepatitis A", "Meds: aspirin"]
+    assert cut("Plan: continue ASA\nFollow up in 3 months") == ["Plan: continue ASA", "Follow up in 3 months"]
