@@ -37,8 +37,6 @@ def _decide(text: str, criterion: str) -> tuple[str, list[str]]:
      ("not met", ["CREATININE.serum_creatinine:value-not-meeting=1.5",
                   "CREATININE.serum_creatinine:value-not-meeting=1.1"])),
     ("Creatinine 1.4 (0.6-1.2).", "CREATININE", ("met", ["CREATININE.serum_creatinine:value=1.4 (ULN 1.2)"])),
-    # a line that ends in "s/p" goes on: the MI is the history the "s/p" names
-    ("Other: anemia; CAD s/p\nMI/CABG; DM2; CKD 3a", "MI-6MOS", ("not met", [])),
     # "not taking" after the drug's name
     ("Aspirin: not taking (declined again today).", "ASP-FOR-MI",
      ("not met", ["ASP-FOR-MI.aspirin:against=aspirin@26-33"])),
