@@ -55,6 +55,20 @@ _MAX_OFFSET_DIGITS = 18
 
 @dataclass
 class Ent:
+    """One T line of a brat ``.ann`` file once its offsets are read.
+
+    Attributes
+    ----------
+    id : str
+        The T id (``T3``).
+    label : str
+        The entity label (``Adverse_event``, ``Drug``, a cue label).
+    span : Span
+        Character offsets into the ``.txt`` file's text (half-open, possibly discontinuous).
+    line : int
+        1-based line of the ``.ann`` file, for messages.
+    """
+
     id: str
     label: str
     span: Span
@@ -75,6 +89,24 @@ class _Raw:
 
 @dataclass
 class Ev:
+    """One E line (or a trigger T line without one) of a brat ``.ann`` file.
+
+    Attributes
+    ----------
+    id : str
+        The E id (``E1``; the T id when ``listed`` is False).
+    type : str
+        The event type (``Adverse_event`` or ``Potential_therapeutic_event``).
+    trigger : str
+        The T id of the trigger.
+    args : list of str
+        The ``Role:Tn`` columns as written.
+    line : int
+        1-based line of the ``.ann`` file, for messages.
+    listed : bool, default True
+        False for a trigger T line that no E line names (other tools write those).
+    """
+
     id: str
     type: str
     trigger: str
@@ -85,6 +117,10 @@ class Ev:
 
 @dataclass
 class Ann:
+    """A parsed ``.ann`` file: its entities, events, attributes, relations and notes, keyed
+    by id, each with the line it came from (:func:`parse`); the converter
+    (:mod:`clinex.pv.formats.brat_link`) turns it into events."""
+
     path: Path
     text: str
     ents: dict[str, Ent] = field(default_factory=dict)
@@ -115,6 +151,14 @@ def _parse_note(cols: list[str], ann: Ann) -> None:
 
 
 def probability(value: str | None) -> float | None:
+    """A probability written in an AnnotatorNotes pair, or None when it is missing, not a
+    number or outside [0, 1] (a hand-edited note never stops the reading).
+
+    Examples
+    --------
+    >>> probability("0.91"), probability("1.2"), probability("high"), probability(None)
+    (0.91, None, None, None)
+    """
     try:
         p = float(value) if value is not None else None
     except ValueError:
@@ -256,6 +300,35 @@ def _parse_relation(cols: list[str], ann: Ann, n: int) -> None:
 
 
 def parse(text: str, ann_text: str, path: Path, warn: Callable[[str], None]) -> Ann:
+    """Parse the lines of one ``.ann`` file against its ``.txt`` text.
+
+    Parameters
+    ----------
+    text : str
+        The ``.txt`` file's text (offsets point into it).
+    ann_text : str
+        The ``.ann`` file's text.
+    path : Path
+        The ``.ann`` file, named in messages.
+    warn : callable
+        Called with a message when the offsets are counted in UTF-8 bytes or UTF-16 code
+        units (as other tools write them) and were converted to characters.
+
+    Returns
+    -------
+    Ann
+
+    Raises
+    ------
+    FormatError
+        A line that does not follow brat's standoff format, an unknown line kind or an id
+        no line defines (its line number named).
+    SchemaError
+        A T line whose label is no PHEE label.
+    OffsetError
+        Offsets outside the text, or a T line's text column that differs from the text
+        at its offsets (brat standoff format, brat.nlplab.org/standoff.html).
+    """
     ann = Ann(path=path, text=text)
     for n, line in enumerate(ann_text.split("\n"), start=1):
         line = line.rstrip("\r")

@@ -53,10 +53,13 @@ class BratWriter:
                 self.n[m.group(1)] = max(self.n[m.group(1)], int(m.group(2)))
 
     def new(self, kind: str) -> str:
+        """The next free id of ``kind`` (``T``, ``E``, ``A`` or ``R``): past every id the events carry."""
         self.n[kind] += 1
         return f"{kind}{self.n[kind]}"
 
     def entity(self, label: str, span: Span, given: str | None) -> str:
+        """The T id of ``label`` at ``span``, writing its T line once: the ``given`` id when
+        it is a free T id or names the same entity, else a new one."""
         key = (label, tuple(span.offsets()))
         if given is not None and re.fullmatch(r"T\d+", given):
             if self.known.get(given) == key:
@@ -75,12 +78,14 @@ class BratWriter:
         self.t_lines.append(f"{tid}\t{label} {offsets}\t{span.text}")
 
     def event_id(self, given: str | None) -> str:
+        """An E id for one event: ``given`` when it is an unused E id, else a new one."""
         eid = given if given is not None and re.fullmatch(r"E\d+", given) and given not in self.used_e else None
         eid = eid or self.new("E")
         self.used_e.add(eid)
         return eid
 
     def write(self) -> str:
+        """The whole ``.ann`` text of the sentence (``lost`` filled with what brat cannot hold)."""
         item = self.item
         for ev in item.events:
             trig = self.entity(ev.event_type, ev.trigger, ev.trigger_id)
