@@ -20,11 +20,11 @@ def test_pv_surfaces_use_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
 
     assert pv_models.model_names() == ("auto", *pv_models.REGISTRY)
     for name in pv_models.model_names():
-        web._check_pv_model(name)  # accepted
+        web._model("pv", name)  # accepted
     crf = pv_models.REGISTRY["crf"]
     monkeypatch.setitem(pv_models.REGISTRY, "dummy", dataclasses.replace(crf, name="dummy"))
     assert "dummy" in pv_models.model_names()
-    web._check_pv_model("dummy")  # the web accepts what the registry holds
+    web._model("pv", "dummy")  # the web accepts what the registry holds
     assert type(pv_models.load_model("dummy")).__name__ == "CRFModel"  # the loader too
 
 
@@ -82,13 +82,13 @@ def test_rob_surfaces_use_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     sentinel = object()
     monkeypatch.setitem(ev.REGISTRY, "dummy", ev.EvidenceKind("dummy", lambda: sentinel, "x.v1", "test"))
     assert ev.load_evidence_model("dummy") is sentinel
-    web._check_rob_model("dummy")
+    web._model("rob", "dummy")
     msg = ev.unknown_model_message("nosuch", files=False)
     with pytest.raises(ModelError) as api:
         ev.load_evidence_model("nosuch")
     assert msg in str(api.value)
     with pytest.raises(ModelError) as webexc:  # the CLI's code too (CLX006)
-        web._check_rob_model("nosuch")
+        web._model("rob", "nosuch")
     assert webexc.value.message == msg
 
 

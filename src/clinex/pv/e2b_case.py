@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from clinex.errors import FormatError
-from clinex.pv.normalise import NOT_A_PRODUCT
+from clinex.pv.normalise import names_no_product
 from clinex.pv.pairs import names_no_reaction
 from clinex.pv.run_folder import record_pmid
 from clinex.pv.types import Event, SentenceEvents
@@ -330,9 +330,6 @@ def _subs(ev: Event, main: str, role: str) -> list[str]:
     return [a.span.text for a in ev.sub_arguments.get(main, ()) if a.role == role]
 
 
-#: Drug mentions that are never a suspect drug of an ICSR (ICH E2B(R3) G.k: the medicinal
-#: product the reporter suspects): :data:`clinex.pv.normalise.NOT_A_PRODUCT`.
-_NOT_A_SUSPECT = NOT_A_PRODUCT
 
 
 def case_from_record(item: SentenceEvents, *, source: str = "", meta: dict[str, Any] | None = None,
@@ -389,10 +386,12 @@ def case_from_record(item: SentenceEvents, *, source: str = "", meta: dict[str, 
 
 def _suspects(ev: Event) -> list[str]:
     """The distinct drug texts an event names (its Treatments' Drugs, then its combination
-    drugs), without blanks and :data:`_NOT_A_SUSPECT` mentions."""
+    drugs), without blanks and mentions that name no product
+    (:func:`~clinex.pv.normalise.names_no_product`; ICH E2B(R3) G.k: the medicinal
+    product the reporter suspects)."""
     named = [a.span.text for a in ev.sub_arguments.get("Treatment", ()) if a.role == "Drug"]
     named += [d.span.text for c in ev.combinations for d in c.drugs]
-    return list(dict.fromkeys(t for t in named if t.strip() and not _NOT_A_SUSPECT.search(t)))
+    return list(dict.fromkeys(t for t in named if t.strip() and not names_no_product(t)))
 
 
 def _add_drugs(drugs: dict[str, Drug], ev: Event, named: list[str],

@@ -196,9 +196,6 @@ class PVRequest(BaseModel):
 _CHECKS: dict[str, Callable[[str], None]] = {
     "pv": pv.check_model_name, "rob": rob.check_model_name, "cohort": cohort.check_model_name,
 }
-_check_pv_model = pv.check_model_name  # the names earlier code and tests use
-_check_rob_model = rob.check_model_name
-_check_cohort_model = cohort.check_model_name
 
 
 def _model(task: str, given: str | None) -> str:
